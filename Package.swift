@@ -1,0 +1,50 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Huddle",
+    products: [
+        .library(name: "HuddleCrypto", targets: ["HuddleCrypto"]),
+        .library(name: "HuddleWire", targets: ["HuddleWire"]),
+        .executable(name: "huddle", targets: ["huddle"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(
+            name: "HuddleCrypto",
+            dependencies: ["CSodium"]
+        ),
+        .target(
+            name: "HuddleWire"
+        ),
+        .executableTarget(
+            name: "huddle",
+            dependencies: [
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "HuddleCryptoTests",
+            dependencies: ["HuddleCrypto"],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "HuddleWireTests",
+            dependencies: [
+                "HuddleWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
