@@ -1,0 +1,84 @@
+import Foundation
+import HuddleCrypto
+import Testing
+
+@Suite("Identity and identity files")
+struct IdentityTests {
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("huddle-id-\(UUID().uuidString)").path
+    }
+
+    @Test("An identity binds its X25519 key, and a foreign binding does not verify")
+    func binding() throws {
+        var random = ChaChaRandomGenerator(seed: 11)
+        let identity = Identity(using: &random)
+        #expect(identity.publicIdentity.hasValidBinding)
+        let other = Identity(using: &random)
+        let forged = PublicIdentity(
+            signingKey: identity.publicIdentity.signingKey, agreementKey: other.agreementKey.publicKey,
+            binding: identity.publicIdentity.binding)
+        #expect(!forged.hasValidBinding)
+        #expect(identity.publicIdentity.fingerprint.count == 39)
+        #expect(identity.publicIdentity.fingerprint != other.publicIdentity.fingerprint)
+    }
+
+    @Test("Seeded identities are reproducible")
+    func seeded() throws {
+        let a = try Identity(seed: SecureBytes([UInt8](repeating: 4, count: 32)))
+        let b = try Identity(seed: SecureBytes([UInt8](repeating: 4, count: 32)))
+        #expect(a.publicIdentity == b.publicIdentity)
+    }
+
+    @Test("Write then read returns the same identity, with mode 0600")
+    func roundTrip() throws {
+        var random = ChaChaRandomGenerator(seed: 12)
+        let identity = Identity(using: &random)
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try IdentityFile.write(identity, to: path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let loaded = try IdentityFile.read(from: path)
+        #expect(loaded.publicIdentity == identity.publicIdentity)
+        #expect(loaded.signingKey.seed.constantTimeEquals(identity.signingKey.seed))
+    }
+
+    @Test("Damaged, truncated, foreign, wrong-version and world-readable files give distinct typed errors")
+    func damaged() throws {
+        var random = ChaChaRandomGenerator(seed: 13)
+        let encoded = IdentityFile.encode(Identity(using: &random))
+        #expect(encoded.count == IdentityFile.encodedLength)
+
+        var flipped = encoded
+        flipped[50] ^= 1
+        #expect(throws: CryptoError.identityFile(.checksumMismatch)) { try IdentityFile.decode(flipped) }
+        #expect(throws: CryptoError.identityFile(.wrongLength(expected: 169, actual: 100))) {
+            try IdentityFile.decode(Array(encoded.prefix(100)))
+        }
+        #expect(throws: CryptoError.identityFile(.notAnIdentityFile)) { try IdentityFile.decode(Array("hello".utf8)) }
+        var future = encoded
+        future[8] = 2
+        #expect(throws: CryptoError.identityFile(.unsupportedVersion(2))) { try IdentityFile.decode(future) }
+
+        // A binding signature that does not match the keys, with a valid checksum over the damaged body.
+        var rebound = Array(encoded.prefix(IdentityFile.encodedLength - 32))
+        rebound[80] ^= 1
+        rebound += BLAKE2b.hash(rebound, outputLength: 32)
+        #expect(throws: CryptoError.identityFile(.bindingSignatureInvalid)) { try IdentityFile.decode(rebound) }
+
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: CryptoError.identityFile(.notFound(path: path))) { try IdentityFile.read(from: path) }
+        try IdentityFile.write(Identity(using: &random), to: path)
+        chmod(path, 0o644)
+        #expect(throws: CryptoError.identityFile(.insecurePermissions(path: path, mode: 0o644))) {
+            try IdentityFile.read(from: path)
+        }
+        chmod(path, 0o600)
+        try Data(encoded + [0]).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        #expect(throws: CryptoError.identityFile(.wrongLength(expected: 169, actual: 170))) {
+            try IdentityFile.read(from: path)
+        }
+    }
+}
