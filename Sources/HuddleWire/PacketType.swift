@@ -1,0 +1,38 @@
+/// The kind of a Huddle datagram, given by its first byte.
+public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Noise IKpsk2 message 1 (``HandshakeInitiation``), exactly 148 bytes.
+    case handshakeInitiation = 1
+    /// Noise IKpsk2 message 2 (``HandshakeResponse``), exactly 92 bytes.
+    case handshakeResponse = 2
+    /// A cookie reply sent under load (``CookieReply``), exactly 64 bytes.
+    case cookieReply = 3
+    /// An encrypted transport packet (``TransportHeader`` + ciphertext + tag), at least 32 bytes.
+    case transportData = 4
+
+    /// The exact datagram length of the fixed-size handshake types, or `nil` for ``transportData``.
+    @inlinable
+    public var fixedLength: Int? {
+        switch self {
+        case .handshakeInitiation: return HandshakeInitiation.encodedLength
+        case .handshakeResponse: return HandshakeResponse.encodedLength
+        case .cookieReply: return CookieReply.encodedLength
+        case .transportData: return nil
+        }
+    }
+
+    /// The smallest valid datagram of this type.
+    @inlinable
+    public var minimumLength: Int {
+        fixedLength ?? TransportHeader.minimumPacketLength
+    }
+
+    /// The name used in `docs/PROTOCOL.md`.
+    public var description: String {
+        switch self {
+        case .handshakeInitiation: return "handshake initiation"
+        case .handshakeResponse: return "handshake response"
+        case .cookieReply: return "cookie reply"
+        case .transportData: return "transport data"
+        }
+    }
+}
