@@ -68,7 +68,8 @@ public struct BLAKE2b: Sendable {
         var digest = [UInt8](repeating: 0, count: outputLength)
         withContiguousBytes(of: bytes) { input in
             digest.withUnsafeMutableBytes { out in
-                _ = crypto_generichash(out.mutableBytePointer, outputLength, input.bytePointer, UInt64(input.count), nil, 0)
+                _ = crypto_generichash(
+                    out.mutableBytePointer, outputLength, input.bytePointer, UInt64(input.count), nil, 0)
             }
         }
         return digest

@@ -77,7 +77,9 @@ public enum ChaChaPoly {
     ) throws -> [UInt8] {
         var buffer = Array(ciphertext)
         let length = try withContiguousBytes(of: associatedData) { ad in
-            try buffer.withUnsafeMutableBytes { try openInPlace(combined: $0, nonce: nonce, authenticating: ad, key: key) }
+            try buffer.withUnsafeMutableBytes {
+                try openInPlace(combined: $0, nonce: nonce, authenticating: ad, key: key)
+            }
         }
         buffer.removeLast(buffer.count - length)
         return buffer

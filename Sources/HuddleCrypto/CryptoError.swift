@@ -44,7 +44,8 @@ public enum IdentityFileProblem: Error, Equatable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .notFound(let path): return "identity file \(path) does not exist"
-        case .io(let path, let errno, let message): return "cannot access identity file \(path): \(message) (errno \(errno))"
+        case .io(let path, let errno, let message):
+            return "cannot access identity file \(path): \(message) (errno \(errno))"
         case .notAnIdentityFile: return "not a Huddle identity file (bad magic)"
         case .unsupportedVersion(let version): return "identity file version \(version) is not supported"
         case .wrongLength(let expected, let actual):
@@ -61,7 +62,8 @@ extension CryptoError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .authenticationFailed: return "authentication failed"
-        case .invalidLength(let what, let expected, let actual): return "\(what) must be \(expected) bytes, got \(actual)"
+        case .invalidLength(let what, let expected, let actual):
+            return "\(what) must be \(expected) bytes, got \(actual)"
         case .lowOrderPoint: return "Diffie-Hellman produced an all-zero result (low-order public key)"
         case .outputLengthOutOfRange(let what, let requested, let allowed):
             return "\(what) output length \(requested) is outside \(allowed.lowerBound)...\(allowed.upperBound)"

@@ -37,7 +37,8 @@ public struct Identity: Sendable {
         let context = try KeyDerivation.Context("hdl-iden")
         let signingSeed = try KeyDerivation.deriveSubkey(from: seed, id: 1, context: context)
         let agreementSecret = try KeyDerivation.deriveSubkey(from: seed, id: 2, context: context)
-        try self.init(signingKey: Ed25519PrivateKey(seed: signingSeed), agreementKey: X25519PrivateKey(secret: agreementSecret))
+        try self.init(
+            signingKey: Ed25519PrivateKey(seed: signingSeed), agreementKey: X25519PrivateKey(secret: agreementSecret))
     }
 }
 

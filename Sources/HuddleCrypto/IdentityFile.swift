@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The on-disk format of an ``Identity``, version 1 (169 bytes, binary):
@@ -60,8 +60,9 @@ public enum IdentityFile {
             signingKey: try Ed25519PrivateKey(seed: seed), agreementKey: try X25519PrivateKey(secret: agreement))
         // Ed25519 signatures are deterministic, so a genuine file's stored binding equals the recomputed one; a
         // mismatch means the keys and the signature were not written together.
-        guard identity.publicIdentity.signingKey.isValidSignature(
-            storedBinding, for: Identity.bindingContext + identity.agreementKey.publicKey.bytes)
+        guard
+            identity.publicIdentity.signingKey.isValidSignature(
+                storedBinding, for: Identity.bindingContext + identity.agreementKey.publicKey.bytes)
         else {
             throw CryptoError.identityFile(.bindingSignatureInvalid)
         }

@@ -76,7 +76,8 @@ public enum XChaChaPoly {
     private static func checkedNonce(_ nonce: some Collection<UInt8>) throws -> [UInt8] {
         let bytes = Array(nonce)
         guard bytes.count == nonceLength else {
-            throw CryptoError.invalidLength(what: "XChaCha20-Poly1305 nonce", expected: nonceLength, actual: bytes.count)
+            throw CryptoError.invalidLength(
+                what: "XChaCha20-Poly1305 nonce", expected: nonceLength, actual: bytes.count)
         }
         return bytes
     }

@@ -18,8 +18,10 @@ struct KnownAnswerTests {
         for vector in cases {
             let key = try SymmetricKey(bytes: vector.bytes("key"))
             let nonce = try ChaChaPoly.Nonce(bytes: vector.bytes("nonce"))
-            let sealed = ChaChaPoly.seal(vector.bytes("plaintext"), nonce: nonce, authenticating: vector.bytes("aad"), key: key)
-            #expect(hexString(sealed) == vector.string("ciphertext") + vector.string("tag"), "\(vector.string("source"))")
+            let sealed = ChaChaPoly.seal(
+                vector.bytes("plaintext"), nonce: nonce, authenticating: vector.bytes("aad"), key: key)
+            #expect(
+                hexString(sealed) == vector.string("ciphertext") + vector.string("tag"), "\(vector.string("source"))")
             let opened = try ChaChaPoly.open(sealed, nonce: nonce, authenticating: vector.bytes("aad"), key: key)
             #expect(opened == vector.bytes("plaintext"))
 
@@ -55,7 +57,8 @@ struct KnownAnswerTests {
         for vector in cases {
             let key = try SymmetricKey(bytes: vector.bytes("key"))
             let counter = UInt64(vector.string("counter"))!
-            let sealed = ChaChaPoly.seal(vector.bytes("plaintext"), counter: counter, authenticating: vector.bytes("aad"), key: key)
+            let sealed = ChaChaPoly.seal(
+                vector.bytes("plaintext"), counter: counter, authenticating: vector.bytes("aad"), key: key)
             #expect(hexString(sealed) == vector.string("ciphertext_and_tag"), "counter \(counter)")
             // Combined in place: plaintext then 16 spare bytes.
             var buffer = vector.bytes("plaintext") + [UInt8](repeating: 0, count: 16)
@@ -71,7 +74,8 @@ struct KnownAnswerTests {
             #expect(hexString(buffer) == vector.string("ciphertext_and_tag"))
             let openedLength = try buffer.withUnsafeMutableBytes { raw in
                 try aad.withUnsafeBytes { ad in
-                    try ChaChaPoly.openInPlace(combined: raw, nonce: .init(counter: counter), authenticating: ad, key: key)
+                    try ChaChaPoly.openInPlace(
+                        combined: raw, nonce: .init(counter: counter), authenticating: ad, key: key)
                 }
             }
             #expect(Array(buffer[0..<openedLength]) == vector.bytes("plaintext"))
@@ -136,7 +140,8 @@ struct KnownAnswerTests {
             let length = vector["out_len"] as! Int
             let oneShot =
                 key.isEmpty
-                ? BLAKE2b.hash(message, outputLength: length) : try BLAKE2b.hash(message, outputLength: length, key: key)
+                ? BLAKE2b.hash(message, outputLength: length)
+                : try BLAKE2b.hash(message, outputLength: length, key: key)
             #expect(hexString(oneShot) == vector.string("digest"), "\(vector.string("source"))")
             var incremental = try BLAKE2b(outputLength: length, key: key)
             let split = message.count / 3
@@ -168,10 +173,12 @@ struct KnownAnswerTests {
             let compared = (vector["truncated_to"] as? Int).map { Array(tag.prefix($0)) } ?? tag
             #expect(compared == expected, "\(vector.string("source"))")
             if vector["truncated_to"] == nil {
-                #expect(HMACSHA256.isValidAuthenticationCode(expected, for: vector.bytes("data"), key: vector.bytes("key")))
+                #expect(
+                    HMACSHA256.isValidAuthenticationCode(expected, for: vector.bytes("data"), key: vector.bytes("key")))
                 var wrong = expected
                 wrong[31] ^= 0x80
-                #expect(!HMACSHA256.isValidAuthenticationCode(wrong, for: vector.bytes("data"), key: vector.bytes("key")))
+                #expect(
+                    !HMACSHA256.isValidAuthenticationCode(wrong, for: vector.bytes("data"), key: vector.bytes("key")))
             }
         }
     }
@@ -183,7 +190,8 @@ struct KnownAnswerTests {
         for vector in cases {
             let prk = HKDF.extract(salt: vector.bytes("salt"), inputKeyMaterial: vector.bytes("ikm"))
             #expect(hexString(prk.copyToArray()) == vector.string("prk"), "\(vector.string("source"))")
-            let okm = try HKDF.expand(pseudoRandomKey: prk, info: vector.bytes("info"), outputLength: vector["length"] as! Int)
+            let okm = try HKDF.expand(
+                pseudoRandomKey: prk, info: vector.bytes("info"), outputLength: vector["length"] as! Int)
             #expect(hexString(okm.copyToArray()) == vector.string("okm"))
         }
     }

@@ -8,14 +8,16 @@ struct NoiseHandshakeTests {
         var responder: NoiseHandshake
     }
 
-    func makePair(psk responderPSK: [UInt8] = [UInt8](repeating: 7, count: 32), prologue: [UInt8] = [1]) throws -> Pair {
+    func makePair(psk responderPSK: [UInt8] = [UInt8](repeating: 7, count: 32), prologue: [UInt8] = [1]) throws -> Pair
+    {
         var random = ChaChaRandomGenerator(seed: 42)
         let initiatorStatic = X25519PrivateKey(using: &random)
         let responderStatic = X25519PrivateKey(using: &random)
         let initiator = try NoiseHandshake(
             configuration: .init(
                 pattern: .ikpsk2, role: .initiator, prologue: [1], staticKey: initiatorStatic,
-                remoteStaticKey: responderStatic.publicKey, presharedKeys: [SecureBytes([UInt8](repeating: 7, count: 32))]),
+                remoteStaticKey: responderStatic.publicKey,
+                presharedKeys: [SecureBytes([UInt8](repeating: 7, count: 32))]),
             using: &random)
         let responder = try NoiseHandshake(
             configuration: .init(

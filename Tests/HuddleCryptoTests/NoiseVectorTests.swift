@@ -53,11 +53,13 @@ struct NoiseVectorTests {
             let initiatorSends = index % 2 == 0
             if !initiator.isComplete {
                 #expect(initiator.isMyTurn == initiatorSends)
-                let length = initiatorSends
+                let length =
+                    initiatorSends
                     ? initiator.messageLength(payloadLength: payload.count)
                     : responder.messageLength(payloadLength: payload.count)
                 let written =
-                    initiatorSends ? try initiator.writeMessage(payload: payload) : try responder.writeMessage(payload: payload)
+                    initiatorSends
+                    ? try initiator.writeMessage(payload: payload) : try responder.writeMessage(payload: payload)
                 #expect(written == expected, "handshake message \(index)")
                 #expect(written.count == length)
                 let read = initiatorSends ? try responder.readMessage(written) : try initiator.readMessage(written)
@@ -70,8 +72,12 @@ struct NoiseVectorTests {
                     responderKeys = try responder.split()
                     #expect(initiator.secretsAreWiped)  // TEST-MATRIX H15
                     #expect(responder.secretsAreWiped)
-                    #expect(try initiatorKeys?.remoteStaticKey?.bytes == X25519PrivateKey(secretBytes: vector.bytes("resp_static")).publicKey.bytes)
-                    #expect(try responderKeys?.remoteStaticKey?.bytes == X25519PrivateKey(secretBytes: vector.bytes("init_static")).publicKey.bytes)
+                    #expect(
+                        try initiatorKeys?.remoteStaticKey?.bytes
+                            == X25519PrivateKey(secretBytes: vector.bytes("resp_static")).publicKey.bytes)
+                    #expect(
+                        try responderKeys?.remoteStaticKey?.bytes
+                            == X25519PrivateKey(secretBytes: vector.bytes("init_static")).publicKey.bytes)
                 }
             } else {
                 let sealed =

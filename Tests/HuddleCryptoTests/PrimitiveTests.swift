@@ -18,7 +18,9 @@ struct PrimitiveTests {
         var random = ChaChaRandomGenerator(seed: 9)
         let key = X25519PrivateKey(using: &random)
         for point in points {
-            #expect(throws: CryptoError.lowOrderPoint) { try key.sharedSecret(with: X25519PublicKey(bytes: hex(point))) }
+            #expect(throws: CryptoError.lowOrderPoint) {
+                try key.sharedSecret(with: X25519PublicKey(bytes: hex(point)))
+            }
         }
         #expect(throws: CryptoError.invalidLength(what: "X25519 public key", expected: 32, actual: 31)) {
             try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 31))
@@ -37,9 +39,15 @@ struct PrimitiveTests {
                 try ChaChaPoly.open(tampered, counter: 7, authenticating: [0xAA], key: key)
             }
         }
-        #expect(throws: CryptoError.authenticationFailed) { try ChaChaPoly.open(sealed, counter: 8, authenticating: [0xAA], key: key) }
-        #expect(throws: CryptoError.authenticationFailed) { try ChaChaPoly.open(sealed, counter: 7, authenticating: [0xAB], key: key) }
-        #expect(throws: CryptoError.authenticationFailed) { try ChaChaPoly.open(sealed.prefix(15), counter: 7, authenticating: [0xAA], key: key) }
+        #expect(throws: CryptoError.authenticationFailed) {
+            try ChaChaPoly.open(sealed, counter: 8, authenticating: [0xAA], key: key)
+        }
+        #expect(throws: CryptoError.authenticationFailed) {
+            try ChaChaPoly.open(sealed, counter: 7, authenticating: [0xAB], key: key)
+        }
+        #expect(throws: CryptoError.authenticationFailed) {
+            try ChaChaPoly.open(sealed.prefix(15), counter: 7, authenticating: [0xAA], key: key)
+        }
         #expect(try ChaChaPoly.open(sealed, counter: 7, authenticating: [0xAA], key: key) == [1, 2, 3, 4])
         let empty = ChaChaPoly.seal([UInt8](), counter: 0, authenticating: [UInt8](), key: key)
         #expect(try ChaChaPoly.open(empty, counter: 0, authenticating: [UInt8](), key: key) == [])
@@ -54,8 +62,12 @@ struct PrimitiveTests {
         #expect(try XChaChaPoly.open(nonceAndCiphertext: sealed, authenticating: [9], key: key) == [1, 2, 3])
         var tampered = sealed
         tampered[30] ^= 4
-        #expect(throws: CryptoError.authenticationFailed) { try XChaChaPoly.open(nonceAndCiphertext: tampered, authenticating: [9], key: key) }
-        #expect(throws: CryptoError.self) { try XChaChaPoly.seal([1], nonce: [UInt8](repeating: 0, count: 12), authenticating: [UInt8](), key: key) }
+        #expect(throws: CryptoError.authenticationFailed) {
+            try XChaChaPoly.open(nonceAndCiphertext: tampered, authenticating: [9], key: key)
+        }
+        #expect(throws: CryptoError.self) {
+            try XChaChaPoly.seal([1], nonce: [UInt8](repeating: 0, count: 12), authenticating: [UInt8](), key: key)
+        }
         let again = XChaChaPoly.seal([1, 2, 3], authenticating: [9], key: key, using: &random)
         #expect(Array(again.prefix(24)) != Array(sealed.prefix(24)), "fresh nonce each call")
     }
@@ -79,8 +91,12 @@ struct PrimitiveTests {
         #expect(!one.constantTimeEquals(other))
         #expect(one.constantTimeEquals(try KeyDerivation.deriveSubkey(from: master, id: 1, context: context)))
         #expect(throws: CryptoError.self) { try KeyDerivation.Context("short") }
-        #expect(throws: CryptoError.self) { try KeyDerivation.deriveSubkey(from: master, id: 1, context: context, length: 15) }
-        #expect(throws: CryptoError.self) { try KeyDerivation.deriveSubkey(from: SecureBytes([1]), id: 1, context: context) }
+        #expect(throws: CryptoError.self) {
+            try KeyDerivation.deriveSubkey(from: master, id: 1, context: context, length: 15)
+        }
+        #expect(throws: CryptoError.self) {
+            try KeyDerivation.deriveSubkey(from: SecureBytes([1]), id: 1, context: context)
+        }
     }
 
     @Test("SecureBytes compares in constant time, redacts its description and reports zero contents")

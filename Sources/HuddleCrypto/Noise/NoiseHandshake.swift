@@ -148,9 +148,13 @@ public struct NoiseHandshake: Sendable {
                     guard let ephemeral else { throw CryptoError.missingKey("an ephemeral key") }
                     message += ephemeral.publicKey.bytes
                     symmetric.mixHash(ephemeral.publicKey.bytes)
-                    if configuration.pattern.usesPresharedKeys { symmetric.mixKey(SecureBytes(ephemeral.publicKey.bytes)) }
+                    if configuration.pattern.usesPresharedKeys {
+                        symmetric.mixKey(SecureBytes(ephemeral.publicKey.bytes))
+                    }
                 case .s:
-                    guard let staticKey = configuration.staticKey else { throw CryptoError.missingKey("a local static key") }
+                    guard let staticKey = configuration.staticKey else {
+                        throw CryptoError.missingKey("a local static key")
+                    }
                     message += try symmetric.encryptAndHash(staticKey.publicKey.bytes)
                 default:
                     try mixSecret(token)
@@ -168,7 +172,9 @@ public struct NoiseHandshake: Sendable {
     /// ReadMessage: consumes the peer's next handshake message and returns its decrypted payload.
     public mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
         guard !failed else { throw CryptoError.handshakeOutOfOrder("the handshake already failed") }
-        guard !isComplete, !isMyTurn else { throw CryptoError.handshakeOutOfOrder("no message is expected from the peer") }
+        guard !isComplete, !isMyTurn else {
+            throw CryptoError.handshakeOutOfOrder("no message is expected from the peer")
+        }
         do {
             var offset = 0
             for token in configuration.pattern.messages[messageIndex] {
@@ -223,9 +229,11 @@ public struct NoiseHandshake: Sendable {
         case .ee:
             symmetric.mixKey(try dh(ephemeral, remoteEphemeral))
         case .es:
-            symmetric.mixKey(try initiator ? dh(ephemeral, remoteStaticKey) : dh(configuration.staticKey, remoteEphemeral))
+            symmetric.mixKey(
+                try initiator ? dh(ephemeral, remoteStaticKey) : dh(configuration.staticKey, remoteEphemeral))
         case .se:
-            symmetric.mixKey(try initiator ? dh(configuration.staticKey, remoteEphemeral) : dh(ephemeral, remoteStaticKey))
+            symmetric.mixKey(
+                try initiator ? dh(configuration.staticKey, remoteEphemeral) : dh(ephemeral, remoteStaticKey))
         case .ss:
             symmetric.mixKey(try dh(configuration.staticKey, remoteStaticKey))
         case .psk:
