@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// A separate package so that fuzz and sanitizer builds of the root never build the benchmark plugin.
+let package = Package(
+    name: "HuddleBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Huddle", path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CryptoBenchmarks",
+            dependencies: [
+                .product(name: "HuddleCrypto", package: "Huddle"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/CryptoBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,43 @@
+# Huddle: the two commands a newcomer needs are `make demo` and `make test`.
+SWIFT ?= swift
+FUZZ_SECONDS ?= 30
+
+.PHONY: demo test deps lint format build unit-tests fuzz-smoke check-vectors clean
+
+## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
+demo: deps
+	$(SWIFT) run -c release huddle demo
+
+## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
+test: deps lint unit-tests fuzz-smoke
+
+## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
+deps:
+	@scripts/install-deps.sh
+
+## Layering rules (sans-IO modules, import direction) and formatting (swift-format, 4 spaces, 120 columns).
+lint:
+	@scripts/check-layers.sh
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests FuzzTesting/Package.swift FuzzTesting/Sources
+	@echo "format: ok"
+
+## Rewrites sources in the project's format.
+format:
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests FuzzTesting/Package.swift FuzzTesting/Sources
+
+build: deps
+	$(SWIFT) build
+
+unit-tests: deps
+	$(SWIFT) test
+
+## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes for FUZZ_SECONDS.
+fuzz-smoke: deps
+	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
+
+## Re-checks the committed RFC vectors against pyca/cryptography (needs `pip install cryptography`).
+check-vectors:
+	python3 Tests/HuddleCryptoTests/Vectors/check_rfc_vectors.py
+
+clean:
+	rm -rf .build .build-* FuzzTesting/.build*

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian/Ubuntu machine with Swift lacks: libsodium-dev (and pkg-config to find it).
+# Uses sudo when not root. Idempotent: does nothing when everything is present.
+set -euo pipefail
+missing=()
+dpkg -s libsodium-dev >/dev/null 2>&1 || missing+=(libsodium-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "installing: ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+else
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${missing[@]}"
