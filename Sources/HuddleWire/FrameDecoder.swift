@@ -44,10 +44,12 @@ public struct FrameDecoder {
             switch type {
             case FrameType.padding.rawValue:
                 let start = reader.offset
-                while reader.peekUInt8() == 0 {
-                    try reader.skip(1)
+                var end = start
+                while end < reader.bytes.count, reader.bytes[end] == 0 {
+                    end += 1
                 }
-                paddingLength += 1 + (reader.offset - start)
+                try reader.skip(end - start)
+                paddingLength += reader.offset - start + 1
             case FrameType.ping.rawValue:
                 return .ping
             case FrameType.ack.rawValue:

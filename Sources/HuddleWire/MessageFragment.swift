@@ -115,8 +115,9 @@ public struct MessageFragment: Equatable, WireEncodable {
         fitting space: Int, channel: ChannelID, sequence: MessageSequence, offset: Int, totalLength: Int
     ) -> Int? {
         let available = max(0, totalLength - offset)
-        let fixed = headerLength(
-            channel: channel, sequence: sequence, offset: offset, totalLength: totalLength, dataLength: 0) - 1
+        let fixed =
+            headerLength(
+                channel: channel, sequence: sequence, offset: offset, totalLength: totalLength, dataLength: 0) - 1
         var best: Int?
         for lengthBytes in [1, 2, 4, 8] {
             let candidate = min(space - fixed - lengthBytes, available)

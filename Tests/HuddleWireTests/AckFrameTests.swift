@@ -18,7 +18,10 @@ struct AckFrameTests {
 
     @Test("a first range reaching exactly packet 0 is valid; one further is not")
     func firstRangeUnderflow() throws {
-        #expect(try decodeFrames([0x02, 0x05, 0x00, 0x00, 0x05]) == [.ack(AckFrame(ackDelay: 0, ranges: try AckRanges(0...5)))])
+        #expect(
+            try decodeFrames([0x02, 0x05, 0x00, 0x00, 0x05]) == [
+                .ack(AckFrame(ackDelay: 0, ranges: try AckRanges(0...5)))
+            ])
         #expect(frameDecodingError([0x02, 0x05, 0x00, 0x00, 0x06]) == .invalidAckRange(index: 0))
     }
 
@@ -26,7 +29,10 @@ struct AckFrameTests {
     func additionalRangeUnderflow() throws {
         // largest 10, first range 5 → 5...10; gap 3 → next largest 5 - 3 - 2 = 0; length 0 → 0...0.
         let valid: [UInt8] = [0x02, 0x0A, 0x00, 0x01, 0x05, 0x03, 0x00]
-        #expect(try decodeFrames(valid) == [.ack(AckFrame(ackDelay: 0, ranges: try AckRanges(descending: [5...10, 0...0])))])
+        #expect(
+            try decodeFrames(valid) == [
+                .ack(AckFrame(ackDelay: 0, ranges: try AckRanges(descending: [5...10, 0...0])))
+            ])
         #expect(frameDecodingError([0x02, 0x0A, 0x00, 0x01, 0x05, 0x04, 0x00]) == .invalidAckRange(index: 1))
         #expect(frameDecodingError([0x02, 0x0A, 0x00, 0x01, 0x05, 0x03, 0x01]) == .invalidAckRange(index: 1))
         // First range ends at 1: no room for a gap at all.
@@ -100,7 +106,8 @@ struct AckFrameTests {
             input: Generator<AckRanges, Shrink.None<AckRanges>>(run: { rng in WireGen.ackRanges(using: &rng) }),
             Gen.uint64(in: 0...2000)
         ) { ranges, probe in
-            let candidates = [probe, ranges.largest, ranges.smallest, ranges.smallest &- 1, ranges.largest &+ 1]
+            let candidates =
+                [probe, ranges.largest, ranges.smallest, ranges.smallest &- 1, ranges.largest &+ 1]
                 + ranges.flatMap { [$0.lowerBound, $0.upperBound, $0.lowerBound &- 1, $0.upperBound &+ 1] }
             for number in candidates {
                 #expect(ranges.contains(number) == ranges.contains { $0.contains(number) })

@@ -74,14 +74,17 @@ struct HandshakeLayoutTests {
         #expect(Array(bytes[HandshakeResponse.mac2Offset...]) == Self.pattern(0x70, 16))
         #expect(try HandshakeResponse(decoding: bytes) == response)
         #expect(try PacketClassifier.classify(bytes) == .handshakeResponse)
-        #expect(throws: WireError.truncated(needed: 92, available: 91)) { try PacketClassifier.classify(bytes.dropLast()) }
+        #expect(throws: WireError.truncated(needed: 92, available: 91)) {
+            try PacketClassifier.classify(bytes.dropLast())
+        }
         #expect(throws: WireError.trailingBytes(count: 2)) { try PacketClassifier.classify(bytes + [0, 0]) }
     }
 
     @Test("cookie reply: 64 bytes, smaller than what it answers")
     func cookieBytes() throws {
         let cookie = try CookieReply(
-            receiverIndex: ReceiverIndex(0xDEAD_BEEF), nonce: Self.pattern(0x10, 24), encryptedCookie: Self.pattern(0x40, 32))
+            receiverIndex: ReceiverIndex(0xDEAD_BEEF), nonce: Self.pattern(0x10, 24),
+            encryptedCookie: Self.pattern(0x40, 32))
         let bytes = try cookie.encoded()
         #expect(bytes.count == 64)
         #expect(Array(bytes[0..<8]) == [3, 0, 0, 0, 0xEF, 0xBE, 0xAD, 0xDE])
@@ -109,7 +112,8 @@ struct HandshakeLayoutTests {
                 encryptedTimestamp: Self.pattern(0, 28))
         }
         #expect(throws: WireError.invalidFieldLength(field: .encryptedCookie, expected: 32, actual: 33)) {
-            try CookieReply(receiverIndex: ReceiverIndex(0), nonce: Self.pattern(0, 24), encryptedCookie: Self.pattern(0, 33))
+            try CookieReply(
+                receiverIndex: ReceiverIndex(0), nonce: Self.pattern(0, 24), encryptedCookie: Self.pattern(0, 33))
         }
         var message = Self.initiation
         message.mac2 = []

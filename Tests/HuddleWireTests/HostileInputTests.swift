@@ -30,7 +30,8 @@ struct HostileInputTests {
             let transport = try header.encoded() + [UInt8](repeating: 0xAB, count: 16)
             for bytes in [try initiation.encoded(), try response.encoded(), try cookie.encoded(), transport] {
                 for cut in 0..<bytes.count {
-                    let error = wireError { () throws(WireError) in try PacketClassifier.classify(Array(bytes[..<cut])) }
+                    let error = wireError { () throws(WireError) in try PacketClassifier.classify(Array(bytes[..<cut]))
+                    }
                     #expect(error == .truncated(needed: cut == 0 ? 1 : bytes.count, available: cut))
                 }
                 guard bytes[0] != PacketType.transportData.rawValue else { continue }

@@ -59,7 +59,8 @@ struct MessageFrameTests {
     func totalLengthLimit() throws {
         // total = 262145 = 0x40001 → 4-byte varint 0x80 0x04 0x00 0x01.
         let over: [UInt8] = [0x03, 0x00, 0x00, 0x00, 0x80, 0x04, 0x00, 0x01, 0x00]
-        #expect(frameDecodingError(over) == .lengthOutOfRange(field: .messageTotalLength, value: 262_145, limit: 262_144))
+        #expect(
+            frameDecodingError(over) == .lengthOutOfRange(field: .messageTotalLength, value: 262_145, limit: 262_144))
         let atLimit: [UInt8] = [0x03, 0x00, 0x00, 0x00, 0x80, 0x04, 0x00, 0x00, 0x00]
         #expect(
             try decodeFrames(atLimit) == [

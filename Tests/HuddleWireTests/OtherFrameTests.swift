@@ -8,7 +8,10 @@ struct OtherFrameTests {
         #expect(try OwnedFrame.ping.encoded() == [0x01])
         #expect(try OwnedFrame.maxData(1_000_000).encoded() == [0x06, 0x80, 0x0F, 0x42, 0x40])
         #expect(try OwnedFrame.dataBlocked(63).encoded() == [0x07, 0x3F])
-        #expect(try decodeFrames([0x01, 0x06, 0x80, 0x0F, 0x42, 0x40, 0x07, 0x3F]) == [.ping, .maxData(1_000_000), .dataBlocked(63)])
+        #expect(
+            try decodeFrames([0x01, 0x06, 0x80, 0x0F, 0x42, 0x40, 0x07, 0x3F]) == [
+                .ping, .maxData(1_000_000), .dataBlocked(63),
+            ])
         #expect(throws: WireError.varIntOutOfRange(1 << 62)) { try Frame.maxData(1 << 62).encoded() }
     }
 
@@ -39,9 +42,11 @@ struct OtherFrameTests {
         #expect(try decodeFrames(try accented.encoded()) == [accented])
     }
 
-    @Test("CLOSE reason: invalid UTF-8 and over-long reasons are rejected", arguments: [
-        [0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x61, 0xF8, 0x88, 0x80, 0x80, 0x80],
-    ] as [[UInt8]])
+    @Test(
+        "CLOSE reason: invalid UTF-8 and over-long reasons are rejected",
+        arguments: [
+            [0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x61, 0xF8, 0x88, 0x80, 0x80, 0x80],
+        ] as [[UInt8]])
     func closeInvalidUTF8(reason: [UInt8]) {
         #expect(frameDecodingError([0x05, 0x00, UInt8(reason.count)] + reason) == .invalidUTF8)
     }

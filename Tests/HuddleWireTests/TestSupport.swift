@@ -119,7 +119,8 @@ enum WireGen {
                 data: bytes(length, using: &rng))
         case 3:
             let length = smallLength(upTo: WireLimits.maxDatagramSize, using: &rng)
-            return .datagram(channel: ChannelID(UInt8.random(in: 0...255, using: &rng)), data: bytes(length, using: &rng))
+            return .datagram(
+                channel: ChannelID(UInt8.random(in: 0...255, using: &rng)), data: bytes(length, using: &rng))
         case 4:
             let code =
                 Bool.random(using: &rng)
@@ -139,7 +140,8 @@ enum WireGen {
 
     /// 1 to 8 random frames.
     static let frameList = Generator<[OwnedFrame], Shrink.None<[OwnedFrame]>>(run: { rng in
-        (0..<Int.random(in: 1...8, using: &rng)).map { _ in frame(kind: Int.random(in: 0...6, using: &rng), using: &rng) }
+        (0..<Int.random(in: 1...8, using: &rng)).map { _ in frame(kind: Int.random(in: 0...6, using: &rng), using: &rng)
+        }
     })
 
     /// A variable-length integer value from a random length class.

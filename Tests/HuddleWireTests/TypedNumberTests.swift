@@ -38,7 +38,8 @@ struct TypedNumberTests {
 
     @Test("RFC 1982: s precedes s + k for every k in 1 ..< 2^31, from any start")
     func serialAdvancePrecedes() async {
-        await propertyCheck(count: 300, input: Gen.uint32(), Gen.uint32(in: 1...SerialNumber32.maxStep)) { start, step in
+        await propertyCheck(count: 300, input: Gen.uint32(), Gen.uint32(in: 1...SerialNumber32.maxStep)) {
+            start, step in
             let s = SerialNumber32(start)
             let t = s.advanced(by: step)
             #expect(s.precedes(t))
