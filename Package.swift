@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "HuddleCrypto", targets: ["HuddleCrypto"]),
         .library(name: "HuddleWire", targets: ["HuddleWire"]),
+        .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
         .executable(name: "huddle", targets: ["huddle"]),
     ],
     dependencies: [
@@ -25,6 +26,10 @@ let package = Package(
         .target(
             name: "HuddleWire"
         ),
+        .target(
+            name: "HuddleProtocol",
+            dependencies: ["HuddleWire", "HuddleCrypto"]
+        ),
         .executableTarget(
             name: "huddle",
             dependencies: [
@@ -37,6 +42,10 @@ let package = Package(
             name: "HuddleCryptoTests",
             dependencies: ["HuddleCrypto"],
             resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "HuddleProtocolTests",
+            dependencies: ["HuddleProtocol"]
         ),
         .testTarget(
             name: "HuddleWireTests",

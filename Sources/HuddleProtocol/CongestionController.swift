@@ -1,0 +1,33 @@
+/// A congestion controller: decides how many bytes may be in flight. The connection reports sends,
+/// acknowledgements and losses; the controller answers with ``congestionWindow``.
+///
+/// Implementations: ``NewReno`` (RFC 9002 §7) and ``Cubic`` (RFC 9438, the default).
+public protocol CongestionController: Sendable {
+    /// Bytes that may be in flight now.
+    var congestionWindow: Int { get }
+
+    /// Whether the controller is in slow start (exponential growth).
+    var isInSlowStart: Bool { get }
+
+    /// Packets carrying `bytes` (which count toward bytes in flight) were acknowledged; the latest of them was sent
+    /// at `sentTime`.
+    mutating func onAcknowledged(bytes: Int, sentTime: Instant, rtt: RTTEstimator, now: Instant)
+
+    /// Loss (or an ECN signal) was detected for a packet sent at `sentTime`. A controller reacts at most once per
+    /// round trip: losses of packets sent before the current recovery period began are ignored.
+    mutating func onCongestionEvent(sentTime: Instant, now: Instant)
+
+    /// RFC 9002 §7.6: every packet over a long enough period was lost; collapse to the minimum window.
+    mutating func onPersistentCongestion(now: Instant)
+}
+
+/// Window sizes shared by the controllers, from RFC 9002 §7.2.
+public enum CongestionWindowLimits {
+    /// The initial window for a maximum datagram size: min(10 × size, max(14720, 2 × size)).
+    public static func initialWindow(maxDatagramSize: Int) -> Int {
+        min(10 * maxDatagramSize, max(14_720, 2 * maxDatagramSize))
+    }
+
+    /// The minimum window: 2 × the maximum datagram size.
+    public static func minimumWindow(maxDatagramSize: Int) -> Int { 2 * maxDatagramSize }
+}

@@ -1,0 +1,115 @@
+/// CUBIC congestion control (RFC 9438), Huddle's default: after a loss the window follows a cubic curve that
+/// returns quickly to the previous maximum, probes carefully around it, then grows again; a Reno-friendly estimate
+/// keeps it at least as aggressive as Reno on short, low-bandwidth paths.
+public struct Cubic: CongestionController {
+    /// RFC 9438's C (segments per second cubed).
+    public static let c = 0.4
+    /// RFC 9438's multiplicative decrease factor.
+    public static let beta = 0.7
+    /// The Reno-friendly additive increase factor, 3(1 - β)/(1 + β).
+    static let alpha = 3 * (1 - beta) / (1 + beta)
+
+    /// The largest datagram the connection sends, the unit of growth.
+    public let maxDatagramSize: Int
+    public private(set) var congestionWindow: Int
+    /// The slow-start threshold.
+    public private(set) var slowStartThreshold = Int.max
+
+    private var recoveryStart: Instant?
+    private var epochStart: Instant?
+    /// The window (in segments) before the last reduction.
+    private var windowMax = 0.0
+    /// The time (seconds) the cubic curve takes to return to `windowMax`.
+    private var k = 0.0
+    /// The Reno-friendly window estimate, in segments.
+    private var renoEstimate = 0.0
+    /// Fractional segments of growth not yet applied to the window.
+    private var pendingGrowth = 0.0
+
+    /// A controller starting at the RFC 9002 initial window.
+    public init(maxDatagramSize: Int) {
+        self.maxDatagramSize = maxDatagramSize
+        congestionWindow = CongestionWindowLimits.initialWindow(maxDatagramSize: maxDatagramSize)
+    }
+
+    public var isInSlowStart: Bool { congestionWindow < slowStartThreshold }
+
+    private var windowInSegments: Double { Double(congestionWindow) / Double(maxDatagramSize) }
+
+    public mutating func onAcknowledged(bytes: Int, sentTime: Instant, rtt: RTTEstimator, now: Instant) {
+        if let recoveryStart, sentTime <= recoveryStart { return }
+        if isInSlowStart {
+            congestionWindow += bytes
+            return
+        }
+        if epochStart == nil {
+            // Congestion avoidance began without a loss: the curve is centred on the current window.
+            epochStart = now
+            windowMax = windowInSegments
+            k = 0
+            renoEstimate = windowInSegments
+        }
+        let segmentsAcknowledged = Double(bytes) / Double(maxDatagramSize)
+        let current = windowInSegments
+        let elapsed = Double((now - epochStart!).nanoseconds) / 1e9
+        let roundTrip = Double(rtt.smoothed.nanoseconds) / 1e9
+
+        renoEstimate += (renoEstimate < windowMax ? Self.alpha : 1) * segmentsAcknowledged / current
+        let cubicNow = cubicWindow(at: elapsed)
+        var growth: Double
+        if cubicNow < renoEstimate {
+            growth = renoEstimate - current
+        } else {
+            let target = min(max(cubicWindow(at: elapsed + roundTrip), current), 1.5 * current)
+            growth = (target - current) / current * segmentsAcknowledged
+        }
+        growth = max(growth, 0)
+        pendingGrowth += growth * Double(maxDatagramSize)
+        let whole = Int(pendingGrowth)
+        congestionWindow += whole
+        pendingGrowth -= Double(whole)
+    }
+
+    public mutating func onCongestionEvent(sentTime: Instant, now: Instant) {
+        if let recoveryStart, sentTime <= recoveryStart { return }
+        recoveryStart = now
+        let current = windowInSegments
+        // Fast convergence: release bandwidth to newer flows when the maximum keeps shrinking.
+        windowMax = current < windowMax ? current * (1 + Self.beta) / 2 : current
+        let reduced = max(
+            Int(Double(congestionWindow) * Self.beta),
+            CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize))
+        congestionWindow = reduced
+        slowStartThreshold = reduced
+        epochStart = now
+        k = Self.cubeRoot(max(windowMax - windowInSegments, 0) / Self.c)
+        renoEstimate = windowInSegments
+        pendingGrowth = 0
+    }
+
+    public mutating func onPersistentCongestion(now: Instant) {
+        congestionWindow = CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize)
+        recoveryStart = nil
+        epochStart = nil
+        pendingGrowth = 0
+    }
+
+    /// W_cubic(t) = C (t - K)^3 + W_max, in segments.
+    private func cubicWindow(at seconds: Double) -> Double {
+        let offset = seconds - k
+        return Self.c * offset * offset * offset + windowMax
+    }
+
+    /// The real cube root of a non-negative value, by Newton's method (the standard library has no `cbrt`, and
+    /// this module stays free of platform imports).
+    static func cubeRoot(_ value: Double) -> Double {
+        guard value > 0 else { return 0 }
+        var root = value > 1 ? value / 3 : 1
+        for _ in 0..<100 {
+            let next = (2 * root + value / (root * root)) / 3
+            if abs(next - root) <= 1e-12 * root { return next }
+            root = next
+        }
+        return root
+    }
+}
