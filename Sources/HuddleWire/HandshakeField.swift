@@ -1,4 +1,9 @@
 /// Validation and coding helpers shared by the fixed-size handshake layouts.
+///
+/// Handshake byte fields are `[UInt8]` (validated lengths) rather than fixed-size inline storage:
+/// `InlineArray<32, UInt8>` works on Linux with Swift 6.3 (32 bytes inline, measured) but needs macOS 26 on
+/// Apple platforms, and handshakes are rare (after the mac1 check, which reads the raw datagram). The hot path,
+/// the transport header, holds only integers and never allocates.
 @usableFromInline
 enum HandshakeField {
     /// Throws ``WireError/invalidFieldLength(field:expected:actual:)`` unless `bytes.count == length`.
