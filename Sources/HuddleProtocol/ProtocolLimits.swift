@@ -1,8 +1,10 @@
 /// Every bound the protocol core enforces, by name. Each has a test at the limit.
 public enum ProtocolLimits {
-    /// Packet numbers at or above this are never sent or accepted under one key (WireGuard's RejectAfterMessages:
-    /// 2^64 - 2^4 - 1). A connection rekeys long before, at ``rekeyAfterPackets``.
-    public static let rejectAfterPackets: UInt64 = UInt64.max - (1 << 4)
+    /// Packet numbers at or above this are never sent or accepted under one key: 2^62, the first number an ACK
+    /// frame's varints cannot express. A connection rekeys long before, at ``rekeyAfterPackets``. (WireGuard's
+    /// equivalent, RejectAfterMessages, is 2^64 - 2^4 - 1; Huddle's packet numbers double as the ACK space, as in
+    /// QUIC, so they stop at 2^62.)
+    public static let rejectAfterPackets: UInt64 = 1 << 62
     /// A connection starts a new handshake after sending this many packets under one key.
     public static let rekeyAfterPackets: UInt64 = 1 << 60
 }

@@ -55,12 +55,13 @@ struct ReplayWindowTests {
         }
     }
 
-    @Test("The pre-check never changes the window (R4: a forged 2^62 does not advance it)")
+    @Test("The pre-check never changes the window (R4: a forged 2^61 does not advance it)")
     func preCheckIsReadOnly() {
         var window = ReplayWindow()
         let first = window.accept(100)
         #expect(first)
-        #expect(window.wouldAccept(1 << 62))  // would pass the pre-check, then fail authentication
+        #expect(window.wouldAccept(1 << 61))  // would pass the pre-check, then fail authentication
+        #expect(!window.wouldAccept(ProtocolLimits.rejectAfterPackets))
         #expect(window.highestAccepted == 100)
         let behind = window.accept(50)
         #expect(behind, "legitimate packets behind 100 are still accepted")

@@ -1,0 +1,54 @@
+/// Spreads a congestion window's worth of packets over a round trip instead of sending it in one burst
+/// (RFC 9002 §7.7): a token bucket refilled at 1.25 × window / smoothed RTT, holding at most a small burst.
+///
+/// The connection asks ``earliestSendTime(bytes:congestionWindow:smoothedRTT:now:)`` before sending a packet and
+/// reports it with ``onSent(bytes:)``; a returned instant becomes part of the connection's `nextDeadline`.
+public struct Pacer: Sendable {
+    /// RFC 9002's N: pace slightly faster than window / RTT so pacing never limits a window-limited sender.
+    public static let rateMultiplier = 1.25
+    /// The largest burst the bucket holds, in datagrams.
+    public static let burstDatagrams = 10
+
+    /// The largest datagram the connection sends.
+    public let maxDatagramSize: Int
+    private var tokens: Double
+    private var lastRefill: Instant?
+
+    /// A pacer whose bucket starts full.
+    public init(maxDatagramSize: Int) {
+        self.maxDatagramSize = maxDatagramSize
+        tokens = Double(Self.burstDatagrams * maxDatagramSize)
+    }
+
+    /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent.
+    public mutating func earliestSendTime(
+        bytes: Int, congestionWindow: Int, smoothedRTT: Duration, now: Instant
+    ) -> Instant? {
+        let rate = bytesPerNanosecond(congestionWindow: congestionWindow, smoothedRTT: smoothedRTT)
+        refill(rate: rate, congestionWindow: congestionWindow, now: now)
+        let needed = Double(bytes) - tokens
+        guard needed > 0 else { return nil }
+        return now + .nanoseconds(Int64((needed / rate).rounded(.up)))
+    }
+
+    /// Takes `bytes` from the bucket for a packet just sent.
+    public mutating func onSent(bytes: Int) {
+        tokens = max(tokens - Double(bytes), 0)
+    }
+
+    private func capacity(congestionWindow: Int) -> Double {
+        Double(max(min(Self.burstDatagrams * maxDatagramSize, congestionWindow), maxDatagramSize))
+    }
+
+    private func bytesPerNanosecond(congestionWindow: Int, smoothedRTT: Duration) -> Double {
+        let rttNanoseconds = max(Double(smoothedRTT.nanoseconds), 1_000)
+        return Self.rateMultiplier * Double(congestionWindow) / rttNanoseconds
+    }
+
+    private mutating func refill(rate: Double, congestionWindow: Int, now: Instant) {
+        defer { lastRefill = now }
+        guard let lastRefill, now > lastRefill else { return }
+        let elapsed = Double((now - lastRefill).nanoseconds)
+        tokens = min(tokens + elapsed * rate, capacity(congestionWindow: congestionWindow))
+    }
+}

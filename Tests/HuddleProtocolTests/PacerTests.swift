@@ -1,0 +1,59 @@
+import HuddleProtocol
+import Testing
+
+@Suite("Pacing (RFC 9002 §7.7)")
+struct PacerTests {
+    @Test("A full bucket allows a burst of 10 datagrams, then spaces packets at 1.25 x window / RTT")
+    func burstThenSpacing() {
+        var pacer = Pacer(maxDatagramSize: 1200)
+        let window = 120_000
+        let rtt = Duration.milliseconds(100)
+        let now = Instant.zero
+        for _ in 0..<10 {
+            #expect(pacer.earliestSendTime(bytes: 1200, congestionWindow: window, smoothedRTT: rtt, now: now) == nil)
+            pacer.onSent(bytes: 1200)
+        }
+        // Rate = 1.25 * 120000 B / 100 ms = 1.5 B/µs, so 1200 B take 800 µs.
+        let next = pacer.earliestSendTime(bytes: 1200, congestionWindow: window, smoothedRTT: rtt, now: now)
+        #expect(next == Instant.zero + .microseconds(800))
+        #expect(
+            pacer.earliestSendTime(
+                bytes: 1200, congestionWindow: window, smoothedRTT: rtt, now: .zero + .microseconds(800))
+                == nil)
+    }
+
+    @Test("Idle time never accumulates more than one burst")
+    func boundedBurst() {
+        var pacer = Pacer(maxDatagramSize: 1200)
+        let rtt = Duration.milliseconds(10)
+        _ = pacer.earliestSendTime(bytes: 1200, congestionWindow: 1_000_000, smoothedRTT: rtt, now: .zero)
+        var sentWithoutWaiting = 0
+        let later = Instant.zero + .seconds(60)
+        while pacer.earliestSendTime(bytes: 1200, congestionWindow: 1_000_000, smoothedRTT: rtt, now: later) == nil {
+            pacer.onSent(bytes: 1200)
+            sentWithoutWaiting += 1
+            if sentWithoutWaiting > 100 { break }
+        }
+        #expect(sentWithoutWaiting == Pacer.burstDatagrams)
+    }
+
+    @Test("Over one round trip the pacer releases about 1.25 windows")
+    func rateOverARoundTrip() {
+        var pacer = Pacer(maxDatagramSize: 1200)
+        let window = 60_000
+        let rtt = Duration.milliseconds(50)
+        var now = Instant.zero
+        var sent = 0
+        let end = Instant.zero + rtt
+        while now < end {
+            if let wait = pacer.earliestSendTime(bytes: 1200, congestionWindow: window, smoothedRTT: rtt, now: now) {
+                now = wait
+                continue
+            }
+            pacer.onSent(bytes: 1200)
+            sent += 1200
+        }
+        let ratio = Double(sent) / Double(window)
+        #expect(ratio > 1.2 && ratio < 1.5, "released \(ratio) windows in one RTT (burst included)")
+    }
+}
