@@ -18,6 +18,7 @@ deps:
 ## Layering rules (sans-IO modules, import direction) and formatting (swift-format, 4 spaces, 120 columns).
 lint:
 	@scripts/check-layers.sh
+	@scripts/check-hygiene.sh
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests FuzzTesting/Package.swift FuzzTesting/Sources
 	@echo "format: ok"
 

@@ -46,18 +46,27 @@ public struct BLAKE2b: Sendable {
     /// Absorbs the bytes of a raw buffer.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
-        _ = crypto_generichash_update(state.opaque, bytes.bytePointer, UInt64(bytes.count))
+        Sodium.check(
+            crypto_generichash_update(state.opaque, bytes.bytePointer, UInt64(bytes.count)), "crypto_generichash_update"
+        )
     }
 
-    /// Returns the digest. The hasher must not be updated afterwards (finalising consumes the state).
-    public mutating func finalize() -> [UInt8] {
-        if !isKnownUniquelyReferenced(&state) { state = state.copy() }
+    /// Returns the digest. Finalising consumes the hasher: libsodium wipes the state, so it cannot be reused.
+    public consuming func finalize() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: outputLength)
-        let length = outputLength
-        digest.withUnsafeMutableBytes { out in
-            _ = crypto_generichash_final(state.opaque, out.mutableBytePointer, length)
-        }
+        digest.withUnsafeMutableBytes { finalize(into: $0) }
         return digest
+    }
+
+    /// Returns the digest in wiped memory, for digests that are keys (HMAC-BLAKE2b inside Noise).
+    consuming func finalizeSecret() -> SecureBytes {
+        SecureBytes(count: outputLength) { finalize(into: $0) }
+    }
+
+    private mutating func finalize(into output: UnsafeMutableRawBufferPointer) {
+        if !isKnownUniquelyReferenced(&state) { state = state.copy() }
+        let status = crypto_generichash_final(state.opaque, output.mutableBytePointer, output.count)
+        precondition(status == 0, "crypto_generichash_final failed on a checked, unfinalised state")
     }
 
     /// Hashes `bytes` in one call. `outputLength` must be in ``outputLengths``; traps otherwise, since a wrong
@@ -68,8 +77,10 @@ public struct BLAKE2b: Sendable {
         var digest = [UInt8](repeating: 0, count: outputLength)
         withContiguousBytes(of: bytes) { input in
             digest.withUnsafeMutableBytes { out in
-                _ = crypto_generichash(
-                    out.mutableBytePointer, outputLength, input.bytePointer, UInt64(input.count), nil, 0)
+                Sodium.check(
+                    crypto_generichash(
+                        out.mutableBytePointer, outputLength, input.bytePointer, UInt64(input.count), nil, 0),
+                    "crypto_generichash")
             }
         }
         return digest
@@ -91,9 +102,10 @@ public struct BLAKE2b: Sendable {
     ) throws {
         try check(outputLength: output.count, keyLength: key.count)
         Sodium.initialize()
-        _ = crypto_generichash(
-            output.mutableBytePointer, output.count, bytes.bytePointer, UInt64(bytes.count), key.bytePointer,
-            key.count)
+        Sodium.check(
+            crypto_generichash(
+                output.mutableBytePointer, output.count, bytes.bytePointer, UInt64(bytes.count), key.bytePointer,
+                key.count), "crypto_generichash")
     }
 
     private static func check(outputLength: Int, keyLength: Int) throws {
@@ -101,7 +113,7 @@ public struct BLAKE2b: Sendable {
             throw CryptoError.outputLengthOutOfRange(what: "BLAKE2b", requested: outputLength, allowed: outputLengths)
         }
         guard keyLength == 0 || keyLengths.contains(keyLength) else {
-            throw CryptoError.invalidLength(what: "BLAKE2b key", expected: 32, actual: keyLength)
+            throw CryptoError.outputLengthOutOfRange(what: "BLAKE2b key", requested: keyLength, allowed: keyLengths)
         }
     }
 }

@@ -95,15 +95,21 @@ public enum ChaChaPoly {
         Sodium.initialize()
         key.withUnsafeKeyPointer { keyPointer in
             nonce.withUnsafeNoncePointer { noncePointer in
-                _ = crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-                    buffer.mutableBytePointer, tag.mutableBytePointer, nil, buffer.mutableBytePointer,
-                    UInt64(buffer.count), associatedData.bytePointer, UInt64(associatedData.count), nil, noncePointer,
-                    keyPointer)
+                Sodium.check(
+                    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+                        buffer.mutableBytePointer, tag.mutableBytePointer, nil, buffer.mutableBytePointer,
+                        UInt64(buffer.count), associatedData.bytePointer, UInt64(associatedData.count), nil,
+                        noncePointer,
+                        keyPointer), "crypto_aead_chacha20poly1305_ietf_encrypt_detached")
             }
         }
     }
 
     /// Verifies `tag` and decrypts `buffer` in place (detached form). Never allocates.
+    ///
+    /// On failure libsodium overwrites `buffer` with zeros (so unauthenticated plaintext is never exposed): a caller
+    /// that wants to try another key (e.g. the previous keypair during a rekey) must keep its own copy of the
+    /// ciphertext first.
     @inlinable
     public static func openInPlace(
         _ buffer: UnsafeMutableRawBufferPointer, tag: UnsafeRawBufferPointer, nonce: Nonce,
@@ -141,7 +147,7 @@ public enum ChaChaPoly {
 
     /// Verifies and decrypts a combined ciphertext (tag last) in place. Returns the plaintext length, which is
     /// `buffer.count - 16`. Throws ``CryptoError/authenticationFailed`` for forged input, including input shorter
-    /// than a tag.
+    /// than a tag; the ciphertext part of `buffer` is then zeroed, as with the detached form.
     @inlinable
     public static func openInPlace(
         combined buffer: UnsafeMutableRawBufferPointer, nonce: Nonce,

@@ -4,10 +4,12 @@ import CSodium
 ///
 /// Given the same seed it produces the same bytes on every platform, which is what makes simulator runs replayable.
 /// Seeded from a secret, unpredictable source it is a sound CSPRNG; seeded from a test seed it is predictable by
-/// design. Each refill uses a fresh nonce, so no keystream block is ever produced twice.
+/// design. Each refill uses a fresh nonce, so no keystream block is ever produced twice by one generator.
+///
+/// Like every value-type generator, a copy continues the same stream: never copy a generator that produces keys.
 public struct ChaChaRandomGenerator: RandomBytesGenerator, Sendable {
     private static let blockBytes = 512
-    private let seed: [UInt8]
+    private let seed: SecureBytes
     private var nonceCounter: UInt64 = 0
     private var buffer: [UInt8]
     private var position: Int
@@ -18,7 +20,7 @@ public struct ChaChaRandomGenerator: RandomBytesGenerator, Sendable {
             throw CryptoError.invalidLength(what: "random generator seed", expected: 32, actual: seed.count)
         }
         Sodium.initialize()
-        self.seed = seed
+        self.seed = SecureBytes(seed)
         self.buffer = [UInt8](repeating: 0, count: Self.blockBytes)
         self.position = Self.blockBytes
     }
@@ -51,9 +53,11 @@ public struct ChaChaRandomGenerator: RandomBytesGenerator, Sendable {
         for index in 0..<8 { nonce[4 + index] = UInt8(truncatingIfNeeded: nonceCounter >> (8 * UInt64(index))) }
         nonceCounter += 1
         let count = buffer.count
-        buffer.withUnsafeMutableBytes { out in
-            _ = crypto_stream_chacha20_ietf(
-                out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(count), nonce, seed)
+        seed.withUnsafeBytes { key in
+            buffer.withUnsafeMutableBytes { out in
+                let status = crypto_stream_chacha20_ietf(out.mutableBytePointer, UInt64(count), nonce, key.bytePointer)
+                precondition(status == 0, "crypto_stream_chacha20_ietf failed")
+            }
         }
         position = 0
     }

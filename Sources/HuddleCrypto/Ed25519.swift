@@ -55,7 +55,9 @@ public struct Ed25519PrivateKey: Sendable {
         expanded = seed.withUnsafeBytes { seedBytes in
             SecureBytes(count: 64) { out in
                 publicBytes.withUnsafeMutableBytes { pk in
-                    _ = crypto_sign_seed_keypair(pk.mutableBytePointer, out.mutableBytePointer, seedBytes.bytePointer)
+                    Sodium.check(
+                        crypto_sign_seed_keypair(pk.mutableBytePointer, out.mutableBytePointer, seedBytes.bytePointer),
+                        "crypto_sign_seed_keypair")
                 }
             }
         }
@@ -74,8 +76,10 @@ public struct Ed25519PrivateKey: Sendable {
         withContiguousBytes(of: message) { body in
             expanded.withUnsafeBytes { secretKey in
                 signature.withUnsafeMutableBytes { out in
-                    _ = crypto_sign_detached(
-                        out.mutableBytePointer, nil, body.bytePointer, UInt64(body.count), secretKey.bytePointer)
+                    Sodium.check(
+                        crypto_sign_detached(
+                            out.mutableBytePointer, nil, body.bytePointer, UInt64(body.count), secretKey.bytePointer),
+                        "crypto_sign_detached")
                 }
             }
         }

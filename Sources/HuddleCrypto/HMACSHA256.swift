@@ -14,8 +14,10 @@ public struct HMACSHA256: Sendable {
         Sodium.initialize()
         state = HashState(byteCount: crypto_auth_hmacsha256_statebytes())
         withContiguousBytes(of: key) { keyBytes in
-            _ = crypto_auth_hmacsha256_init(
-                state.pointer(to: crypto_auth_hmacsha256_state.self), keyBytes.bytePointer, keyBytes.count)
+            Sodium.check(
+                crypto_auth_hmacsha256_init(
+                    state.pointer(to: crypto_auth_hmacsha256_state.self), keyBytes.bytePointer, keyBytes.count),
+                "crypto_auth_hmacsha256_init")
         }
     }
 
@@ -24,8 +26,10 @@ public struct HMACSHA256: Sendable {
         Sodium.initialize()
         state = HashState(byteCount: crypto_auth_hmacsha256_statebytes())
         key.withUnsafeBytes { keyBytes in
-            _ = crypto_auth_hmacsha256_init(
-                state.pointer(to: crypto_auth_hmacsha256_state.self), keyBytes.bytePointer, keyBytes.count)
+            Sodium.check(
+                crypto_auth_hmacsha256_init(
+                    state.pointer(to: crypto_auth_hmacsha256_state.self), keyBytes.bytePointer, keyBytes.count),
+                "crypto_auth_hmacsha256_init")
         }
     }
 
@@ -37,16 +41,21 @@ public struct HMACSHA256: Sendable {
     /// Absorbs a raw buffer.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
-        _ = crypto_auth_hmacsha256_update(
-            state.pointer(to: crypto_auth_hmacsha256_state.self), bytes.bytePointer, UInt64(bytes.count))
+        Sodium.check(
+            crypto_auth_hmacsha256_update(
+                state.pointer(to: crypto_auth_hmacsha256_state.self), bytes.bytePointer, UInt64(bytes.count)),
+            "crypto_auth_hmacsha256_update")
     }
 
-    /// Returns the 32-byte tag as secret bytes (HMAC outputs are often keys: HKDF, Noise).
-    public mutating func finalize() -> SecureBytes {
+    /// Returns the 32-byte tag as secret bytes (HMAC outputs are often keys: HKDF, Noise). Finalising consumes the
+    /// MAC (libsodium wipes the state).
+    public consuming func finalize() -> SecureBytes {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
         return SecureBytes(count: Self.outputLength) { out in
-            _ = crypto_auth_hmacsha256_final(
-                state.pointer(to: crypto_auth_hmacsha256_state.self), out.mutableBytePointer)
+            Sodium.check(
+                crypto_auth_hmacsha256_final(
+                    state.pointer(to: crypto_auth_hmacsha256_state.self), out.mutableBytePointer),
+                "crypto_auth_hmacsha256_final")
         }
     }
 

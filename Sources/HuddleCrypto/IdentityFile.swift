@@ -1,9 +1,18 @@
 #if canImport(Glibc)
     import Glibc
+
+    private let systemRead = Glibc.read
+    private let systemWrite = Glibc.write
 #elseif canImport(Musl)
     import Musl
+
+    private let systemRead = Musl.read
+    private let systemWrite = Musl.write
 #elseif canImport(Darwin)
     import Darwin
+
+    private let systemRead = Darwin.read
+    private let systemWrite = Darwin.write
 #endif
 
 /// The on-disk format of an ``Identity``, version 1 (169 bytes, binary):
@@ -13,9 +22,9 @@
 /// | BLAKE2b-256 checksum of everything before it (32)
 /// ```
 ///
-/// Files are written with mode 0600 through a temporary file and an atomic rename; reading checks the magic,
-/// version, length, checksum, binding signature and permissions, and reports each failure as a distinct
-/// ``IdentityFileProblem``.
+/// Files are written with mode 0600 through an exclusively created temporary file and an atomic rename; reading
+/// checks ownership, type and permissions on the opened file, then the magic, version, length, checksum and binding
+/// signature, and reports each failure as a distinct ``IdentityFileProblem``.
 public enum IdentityFile {
     /// The magic prefix.
     public static let magic: [UInt8] = Array("HUDDLEID".utf8)
@@ -24,20 +33,27 @@ public enum IdentityFile {
     /// Length of a version-1 file in bytes.
     public static let encodedLength = 8 + 1 + 32 + 32 + 64 + 32
 
-    /// Serialises `identity`. The returned array holds secret keys: wipe or drop it promptly.
+    /// Serialises `identity`. The returned array holds secret keys: wipe it (``zeroize(_:)``) or drop it promptly.
     public static func encode(_ identity: Identity) -> [UInt8] {
-        var bytes = magic
+        // Reserve the final size up front so growing the array never leaves a freed copy of the secrets behind.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encodedLength)
+        bytes += magic
         bytes.append(currentVersion)
-        bytes += identity.signingKey.seed.copyToArray()
-        bytes += identity.agreementKey.secret.copyToArray()
+        identity.signingKey.seed.withUnsafeBytes { bytes += $0 }
+        identity.agreementKey.secret.withUnsafeBytes { bytes += $0 }
         bytes += identity.publicIdentity.binding
         bytes += BLAKE2b.hash(bytes, outputLength: 32)
         return bytes
     }
 
     /// Parses a serialised identity, checking everything the format promises.
-    public static func decode(_ bytes: [UInt8]) throws -> Identity {
-        guard bytes.count >= magic.count + 1, Array(bytes[0..<magic.count]) == magic else {
+    public static func decode(_ bytes: some Collection<UInt8>) throws -> Identity {
+        try withContiguousBytes(of: Array(bytes)) { try decode(raw: $0) }
+    }
+
+    static func decode(raw bytes: UnsafeRawBufferPointer) throws -> Identity {
+        guard bytes.count >= magic.count + 1, ConstantTime.equals(bytes[0..<magic.count], magic) else {
             throw CryptoError.identityFile(.notAnIdentityFile)
         }
         let version = bytes[magic.count]
@@ -45,15 +61,15 @@ public enum IdentityFile {
         guard bytes.count == encodedLength else {
             throw CryptoError.identityFile(.wrongLength(expected: encodedLength, actual: bytes.count))
         }
-        let body = bytes[0..<(encodedLength - 32)]
-        let checksum = bytes[(encodedLength - 32)...]
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<(encodedLength - 32)])
+        let checksum = UnsafeRawBufferPointer(rebasing: bytes[(encodedLength - 32)...])
         guard ConstantTime.equals(BLAKE2b.hash(body, outputLength: 32), checksum) else {
             throw CryptoError.identityFile(.checksumMismatch)
         }
         var offset = magic.count + 1
-        let seed = SecureBytes(bytes[offset..<(offset + 32)])
+        let seed = SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 32)]))
         offset += 32
-        let agreement = SecureBytes(bytes[offset..<(offset + 32)])
+        let agreement = SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 32)]))
         offset += 32
         let storedBinding = Array(bytes[offset..<(offset + 64)])
         let identity = Identity(
@@ -69,61 +85,69 @@ public enum IdentityFile {
         return identity
     }
 
-    /// Writes `identity` to `path` with mode 0600, atomically (temporary file, fsync, rename).
+    /// Writes `identity` to `path` with mode 0600, atomically: a new temporary file beside it (created exclusively,
+    /// never through a symlink), `fsync`, `rename`, then `fsync` of the directory. On failure the temporary file is
+    /// removed and `path` is untouched.
     public static func write(_ identity: Identity, to path: String) throws {
         var bytes = encode(identity)
         defer { bytes.withUnsafeMutableBytes { zeroize($0) } }
-        let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ioError(path: temporary) }
-        var closed = false
-        defer { if !closed { close(descriptor) } }
-        // O_CREAT's mode is filtered by the umask and ignored for existing files; set it explicitly.
-        guard fchmod(descriptor, 0o600) == 0 else { throw ioError(path: temporary) }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                let failure = ioError(path: temporary)
-                unlink(temporary)
-                throw failure
-            }
-            written += result
+        let (descriptor, temporary) = try createTemporaryFile(beside: path)
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporary) }
         }
-        guard fsync(descriptor) == 0 else { throw ioError(path: temporary) }
-        closed = true
-        guard close(descriptor) == 0 else { throw ioError(path: temporary) }
-        guard rename(temporary, path) == 0 else {
-            let failure = ioError(path: path)
-            unlink(temporary)
-            throw failure
+        do {
+            defer { close(descriptor) }
+            // O_CREAT's mode is filtered by the umask; set it explicitly.
+            guard fchmod(descriptor, 0o600) == 0 else { throw ioError(path: temporary) }
+            var written = 0
+            while written < bytes.count {
+                let result = bytes.withUnsafeBytes { raw in
+                    systemWrite(descriptor, raw.baseAddress! + written, raw.count - written)
+                }
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw ioError(path: temporary)
+                }
+                written += result
+            }
+            guard fsync(descriptor) == 0 else { throw ioError(path: temporary) }
         }
+        guard rename(temporary, path) == 0 else { throw ioError(path: path) }
+        renamed = true
+        syncDirectory(containing: path)
     }
 
-    /// Reads the identity at `path`. Refuses files that other users can read or write.
+    /// Reads the identity at `path`. Refuses symlinks, anything but a regular file, files owned by another user and
+    /// files that group or others may read or write; all checks are made on the opened descriptor, so the file
+    /// cannot be swapped between check and read.
     public static func read(from path: String) throws -> Identity {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else {
             if errno == ENOENT { throw CryptoError.identityFile(.notFound(path: path)) }
             throw ioError(path: path)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw ioError(path: path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw CryptoError.identityFile(.io(path: path, errno: EINVAL, message: "not a regular file"))
+        }
+        guard status.st_uid == geteuid() else {
+            throw CryptoError.identityFile(
+                .io(path: path, errno: EPERM, message: "owned by uid \(status.st_uid), not by this user"))
         }
         let permissions = UInt32(status.st_mode) & 0o777
         guard permissions & 0o077 == 0 else {
             throw CryptoError.identityFile(.insecurePermissions(path: path, mode: permissions))
         }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError(path: path) }
-        defer { close(descriptor) }
         // Read at most one byte more than a valid file so an oversized file is reported, not loaded.
         var bytes = [UInt8](repeating: 0, count: encodedLength + 1)
         defer { bytes.withUnsafeMutableBytes { zeroize($0) } }
         var total = 0
         while total < bytes.count {
             let result = bytes.withUnsafeMutableBytes { raw in
-                Glibc.read(descriptor, raw.baseAddress! + total, raw.count - total)
+                systemRead(descriptor, raw.baseAddress! + total, raw.count - total)
             }
             if result < 0 {
                 if errno == EINTR { continue }
@@ -132,7 +156,30 @@ public enum IdentityFile {
             if result == 0 { break }
             total += result
         }
-        return try decode(Array(bytes[0..<total]))
+        return try bytes.withUnsafeBytes { try decode(raw: UnsafeRawBufferPointer(rebasing: $0[0..<total])) }
+    }
+
+    /// Creates `path.tmp-PID-N` exclusively (O_EXCL, O_NOFOLLOW), trying successive N: a name that already exists,
+    /// or a planted symlink, is skipped instead of opened.
+    private static func createTemporaryFile(beside path: String) throws -> (Int32, String) {
+        var lastError: CryptoError = .identityFile(.io(path: path, errno: EEXIST, message: "no free temporary name"))
+        for attempt in 0..<64 {
+            let temporary = "\(path).tmp-\(getpid())-\(attempt)"
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { return (descriptor, temporary) }
+            lastError = ioError(path: temporary)
+            guard errno == EEXIST else { throw lastError }
+        }
+        throw lastError
+    }
+
+    /// Makes the rename durable. Best effort: a directory that cannot be opened or synced leaves the file written.
+    private static func syncDirectory(containing path: String) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let descriptor = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
     }
 
     private static func ioError(path: String) -> CryptoError {

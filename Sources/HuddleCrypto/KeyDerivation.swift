@@ -38,7 +38,9 @@ public enum KeyDerivation {
         contextChars.append(0)
         return masterKey.withUnsafeBytes { master in
             SecureBytes(count: length) { out in
-                _ = crypto_kdf_derive_from_key(out.mutableBytePointer, length, id, contextChars, master.bytePointer)
+                Sodium.check(
+                    crypto_kdf_derive_from_key(out.mutableBytePointer, length, id, contextChars, master.bytePointer),
+                    "crypto_kdf_derive_from_key")
             }
         }
     }

@@ -13,7 +13,8 @@ public struct SHA256: Sendable {
     public init() {
         Sodium.initialize()
         state = HashState(byteCount: crypto_hash_sha256_statebytes())
-        _ = crypto_hash_sha256_init(state.pointer(to: crypto_hash_sha256_state.self))
+        Sodium.check(
+            crypto_hash_sha256_init(state.pointer(to: crypto_hash_sha256_state.self)), "crypto_hash_sha256_init")
     }
 
     /// Absorbs `bytes`.
@@ -24,16 +25,20 @@ public struct SHA256: Sendable {
     /// Absorbs a raw buffer.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
-        _ = crypto_hash_sha256_update(
-            state.pointer(to: crypto_hash_sha256_state.self), bytes.bytePointer, UInt64(bytes.count))
+        Sodium.check(
+            crypto_hash_sha256_update(
+                state.pointer(to: crypto_hash_sha256_state.self), bytes.bytePointer, UInt64(bytes.count)),
+            "crypto_hash_sha256_update")
     }
 
-    /// Returns the 32-byte digest.
-    public mutating func finalize() -> [UInt8] {
+    /// Returns the 32-byte digest. Finalising consumes the hasher (libsodium wipes the state).
+    public consuming func finalize() -> [UInt8] {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
         var digest = [UInt8](repeating: 0, count: Self.digestLength)
         digest.withUnsafeMutableBytes { out in
-            _ = crypto_hash_sha256_final(state.pointer(to: crypto_hash_sha256_state.self), out.mutableBytePointer)
+            Sodium.check(
+                crypto_hash_sha256_final(state.pointer(to: crypto_hash_sha256_state.self), out.mutableBytePointer),
+                "crypto_hash_sha256_final")
         }
         return digest
     }

@@ -14,6 +14,14 @@ enum Sodium {
         }
     }()
 
+    /// Traps unless a libsodium call returned 0. Used for calls whose inputs were already validated, where a
+    /// failure would mean a broken invariant; calls that can legitimately fail (verification, decryption) are
+    /// checked by their callers instead.
+    @usableFromInline
+    static func check(_ status: Int32, _ function: StaticString) {
+        precondition(status == 0, "\(function) failed")
+    }
+
     /// Ensures libsodium is initialised; cheap after the first call.
     @usableFromInline
     static func initialize() { ready }

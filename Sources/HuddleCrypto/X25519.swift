@@ -43,7 +43,8 @@ public struct X25519PrivateKey: Sendable {
         var publicBytes = [UInt8](repeating: 0, count: X25519PublicKey.length)
         secret.withUnsafeBytes { scalar in
             publicBytes.withUnsafeMutableBytes { out in
-                _ = crypto_scalarmult_base(out.mutableBytePointer, scalar.bytePointer)
+                Sodium.check(
+                    crypto_scalarmult_base(out.mutableBytePointer, scalar.bytePointer), "crypto_scalarmult_base")
             }
         }
         self.publicKey = try X25519PublicKey(bytes: publicBytes)

@@ -19,9 +19,11 @@ public enum XChaChaPoly {
                 var output = [UInt8](repeating: 0, count: message.count + tagLength)
                 key.withUnsafeKeyPointer { keyPointer in
                     output.withUnsafeMutableBytes { out in
-                        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                            out.mutableBytePointer, nil, message.bytePointer, UInt64(message.count), ad.bytePointer,
-                            UInt64(ad.count), nil, nonceBytes, keyPointer)
+                        Sodium.check(
+                            crypto_aead_xchacha20poly1305_ietf_encrypt(
+                                out.mutableBytePointer, nil, message.bytePointer, UInt64(message.count), ad.bytePointer,
+                                UInt64(ad.count), nil, nonceBytes, keyPointer),
+                            "crypto_aead_xchacha20poly1305_ietf_encrypt")
                     }
                 }
                 return output

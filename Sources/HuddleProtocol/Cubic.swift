@@ -16,7 +16,12 @@ public struct Cubic: CongestionController {
     public private(set) var slowStartThreshold = Int.max
 
     private var recoveryStart: Instant?
+    /// When the current cubic curve started: the first acknowledgement after recovery (RFC 9438 §4.2's t_epoch).
     private var epochStart: Instant?
+    /// Set by a congestion event: the curve (W_max, K) is known, its epoch starts with the next new ack.
+    private var curvePending = false
+    /// The window (in segments) just before the last reduction (RFC 9438's cwnd_prior).
+    private var windowPrior = 0.0
     /// The window (in segments) before the last reduction.
     private var windowMax = 0.0
     /// The time (seconds) the cubic curve takes to return to `windowMax`.
@@ -43,18 +48,23 @@ public struct Cubic: CongestionController {
             return
         }
         if epochStart == nil {
-            // Congestion avoidance began without a loss: the curve is centred on the current window.
             epochStart = now
-            windowMax = windowInSegments
-            k = 0
-            renoEstimate = windowInSegments
+            if curvePending {
+                curvePending = false
+            } else {
+                // Congestion avoidance began without a loss: the curve is centred on the current window.
+                windowMax = windowInSegments
+                windowPrior = windowInSegments
+                k = 0
+                renoEstimate = windowInSegments
+            }
         }
         let segmentsAcknowledged = Double(bytes) / Double(maxDatagramSize)
         let current = windowInSegments
         let elapsed = Double((now - epochStart!).nanoseconds) / 1e9
         let roundTrip = Double(rtt.smoothed.nanoseconds) / 1e9
 
-        renoEstimate += (renoEstimate < windowMax ? Self.alpha : 1) * segmentsAcknowledged / current
+        renoEstimate += (renoEstimate < windowPrior ? Self.alpha : 1) * segmentsAcknowledged / current
         let cubicNow = cubicWindow(at: elapsed)
         var growth: Double
         if cubicNow < renoEstimate {
@@ -74,6 +84,7 @@ public struct Cubic: CongestionController {
         if let recoveryStart, sentTime <= recoveryStart { return }
         recoveryStart = now
         let current = windowInSegments
+        windowPrior = current
         // Fast convergence: release bandwidth to newer flows when the maximum keeps shrinking.
         windowMax = current < windowMax ? current * (1 + Self.beta) / 2 : current
         let reduced = max(
@@ -81,7 +92,8 @@ public struct Cubic: CongestionController {
             CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize))
         congestionWindow = reduced
         slowStartThreshold = reduced
-        epochStart = now
+        epochStart = nil
+        curvePending = true
         k = Self.cubeRoot(max(windowMax - windowInSegments, 0) / Self.c)
         renoEstimate = windowInSegments
         pendingGrowth = 0
@@ -91,6 +103,7 @@ public struct Cubic: CongestionController {
         congestionWindow = CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize)
         recoveryStart = nil
         epochStart = nil
+        curvePending = false
         pendingGrowth = 0
     }
 

@@ -22,6 +22,29 @@ struct IdentityTests {
         #expect(identity.publicIdentity.fingerprint != other.publicIdentity.fingerprint)
     }
 
+    @Test("A failed write leaves no temporary file with secrets behind, and never follows a planted symlink")
+    func writeFailures() throws {
+        var random = ChaChaRandomGenerator(seed: 14)
+        let identity = Identity(using: &random)
+        let directory = temporaryPath()
+        mkdir(directory, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The target is an existing directory, so the final rename fails after the temporary file was written.
+        let target = directory + "/identity"
+        mkdir(target, 0o700)
+        #expect(throws: CryptoError.self) { try IdentityFile.write(identity, to: target) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["identity"])
+
+        // A symlink planted at the first temporary name is skipped, not written through.
+        let victim = directory + "/victim"
+        FileManager.default.createFile(atPath: victim, contents: Data("keep".utf8))
+        let destination = directory + "/id2"
+        symlink(victim, "\(destination).tmp-\(getpid())-0")
+        try IdentityFile.write(identity, to: destination)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep")
+        #expect(try IdentityFile.read(from: destination).publicIdentity == identity.publicIdentity)
+    }
+
     @Test("Seeded identities are reproducible")
     func seeded() throws {
         let a = try Identity(seed: SecureBytes([UInt8](repeating: 4, count: 32)))
@@ -75,6 +98,15 @@ struct IdentityTests {
             try IdentityFile.read(from: path)
         }
         chmod(path, 0o600)
+        // A symlink to a valid identity is refused (O_NOFOLLOW), and so is a directory.
+        let link = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        symlink(path, link)
+        #expect(throws: CryptoError.self) { try IdentityFile.read(from: link) }
+        let directory = temporaryPath()
+        mkdir(directory, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(throws: CryptoError.self) { try IdentityFile.read(from: directory) }
         try Data(encoded + [0]).write(to: URL(fileURLWithPath: path))
         chmod(path, 0o600)
         #expect(throws: CryptoError.identityFile(.wrongLength(expected: 169, actual: 170))) {

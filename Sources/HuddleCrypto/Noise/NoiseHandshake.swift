@@ -5,7 +5,11 @@
 /// ``isComplete``; then ``split()`` yields the transport cipher states and wipes the handshake secrets. Any failure
 /// (a forged message, a low-order key) throws and leaves the handshake unusable: start a new one.
 /// Randomness (the ephemeral key) comes only from the generator passed to the initialiser.
-public struct NoiseHandshake: Sendable {
+///
+/// It is a class on purpose: a copy of a handshake that wrote two different messages would reuse its ephemeral key
+/// and a (key, nonce) pair, so every reference shares one state. It is not `Sendable`: drive it from one task.
+/// ``split()`` may be called once; it throws afterwards.
+public final class NoiseHandshake {
     /// Which side of the handshake this is.
     public enum Role: Sendable { case initiator, responder }
 
@@ -54,6 +58,9 @@ public struct NoiseHandshake: Sendable {
         public var remoteStaticKey: X25519PublicKey?
     }
 
+    /// The Noise limit on any message: 65535 bytes.
+    public static let maximumMessageLength = 65535
+
     private let configuration: Configuration
     private var symmetric: SymmetricState
     private var ephemeral: X25519PrivateKey?
@@ -62,10 +69,11 @@ public struct NoiseHandshake: Sendable {
     private var messageIndex = 0
     private var presharedKeyIndex = 0
     private var failed = false
+    private var didSplit = false
 
     /// Starts a handshake. The ephemeral key is drawn from `generator` now, so the handshake itself never needs
     /// randomness again.
-    public init(configuration: Configuration, using generator: inout some RandomBytesGenerator) throws {
+    public convenience init(configuration: Configuration, using generator: inout some RandomBytesGenerator) throws {
         try self.init(configuration: configuration, ephemeralKey: X25519PrivateKey(using: &generator))
     }
 
@@ -137,8 +145,13 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// WriteMessage: produces the next handshake message carrying `payload` (encrypted once a key is mixed in).
-    public mutating func writeMessage(payload: [UInt8] = []) throws -> [UInt8] {
+    public func writeMessage(payload: [UInt8] = []) throws -> [UInt8] {
         guard !failed else { throw CryptoError.handshakeOutOfOrder("the handshake already failed") }
+        guard messageLength(payloadLength: payload.count) <= Self.maximumMessageLength else {
+            throw CryptoError.outputLengthOutOfRange(
+                what: "Noise message", requested: messageLength(payloadLength: payload.count),
+                allowed: 0...Self.maximumMessageLength)
+        }
         guard isMyTurn else { throw CryptoError.handshakeOutOfOrder("it is not this side's turn to write") }
         do {
             var message: [UInt8] = []
@@ -170,8 +183,13 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// ReadMessage: consumes the peer's next handshake message and returns its decrypted payload.
-    public mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
+    public func readMessage(_ message: [UInt8]) throws -> [UInt8] {
         guard !failed else { throw CryptoError.handshakeOutOfOrder("the handshake already failed") }
+        guard message.count <= Self.maximumMessageLength else {
+            failed = true
+            throw CryptoError.outputLengthOutOfRange(
+                what: "Noise message", requested: message.count, allowed: 0...Self.maximumMessageLength)
+        }
         guard !isComplete, !isMyTurn else {
             throw CryptoError.handshakeOutOfOrder("no message is expected from the peer")
         }
@@ -208,8 +226,10 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Split(): once complete, returns the transport cipher states and wipes the chaining key and ephemeral key.
-    public mutating func split() throws -> TransportKeys {
+    public func split() throws -> TransportKeys {
         guard isComplete, !failed else { throw CryptoError.handshakeOutOfOrder("split before the handshake completed") }
+        guard !didSplit else { throw CryptoError.handshakeOutOfOrder("split was already called") }
+        didSplit = true
         let (initiatorToResponder, responderToInitiator) = symmetric.split()
         ephemeral = nil
         remoteEphemeral = nil
@@ -220,10 +240,13 @@ public struct NoiseHandshake: Sendable {
             handshakeHash: symmetric.handshakeHash, remoteStaticKey: remoteStaticKey)
     }
 
-    /// Whether the handshake's secrets (chaining key and ephemeral key) have been wiped by ``split()``.
-    public var secretsAreWiped: Bool { symmetric.chainingKey.isAllZero && ephemeral == nil }
+    /// Whether the handshake's secrets (chaining key, last handshake cipher key and ephemeral key) have been
+    /// released by ``split()``. The handshake hash is kept: it is the public channel binding.
+    public var secretsAreWiped: Bool {
+        symmetric.chainingKey.isAllZero && !symmetric.cipher.hasKey && ephemeral == nil
+    }
 
-    private mutating func mixSecret(_ token: NoisePattern.Token) throws {
+    private func mixSecret(_ token: NoisePattern.Token) throws {
         let initiator = configuration.role == .initiator
         switch token {
         case .ee:

@@ -30,53 +30,56 @@ public enum NoiseHashFunction: String, Sendable, CaseIterable {
         }
     }
 
-    /// HMAC-HASH(key, data) per RFC 2104. SHA256 uses libsodium's HMAC; BLAKE2b uses the generic construction
-    /// (Noise requires HMAC, not BLAKE2b's native keyed mode).
-    func hmac(key: SecureBytes, data: [UInt8]) -> SecureBytes {
+    /// HMAC-HASH(key, parts...) per RFC 2104 over the concatenation of `parts`. SHA256 uses libsodium's HMAC;
+    /// BLAKE2b uses the generic construction (Noise requires HMAC, not BLAKE2b's native keyed mode). Key-derived
+    /// intermediate values stay in wiped buffers.
+    func hmac(key: SecureBytes, _ parts: UnsafeRawBufferPointer...) -> SecureBytes {
         switch self {
         case .sha256:
             var mac = HMACSHA256(key: key)
-            mac.update(data)
+            for part in parts { mac.update(part) }
             return mac.finalize()
         case .blake2b:
-            return genericHMAC(key: key, data: data)
+            // Noise keys are always HASHLEN <= BLOCKLEN bytes, so the key is zero-padded, never hashed first.
+            precondition(key.count <= blockLength, "HMAC key longer than the block length")
+            let innerPad = pad(key: key, with: 0x36)
+            let outerPad = pad(key: key, with: 0x5c)
+            var inner = try! BLAKE2b(outputLength: 64)
+            innerPad.withUnsafeBytes { inner.update($0) }
+            for part in parts { inner.update(part) }
+            let innerDigest = inner.finalizeSecret()
+            var outer = try! BLAKE2b(outputLength: 64)
+            outerPad.withUnsafeBytes { outer.update($0) }
+            innerDigest.withUnsafeBytes { outer.update($0) }
+            return outer.finalizeSecret()
         }
     }
 
-    private func genericHMAC(key: SecureBytes, data: [UInt8]) -> SecureBytes {
-        // Noise keys are always HASHLEN <= BLOCKLEN bytes, so the key is zero-padded, never hashed first.
-        precondition(key.count <= blockLength, "HMAC key longer than the block length")
-        var innerPad = [UInt8](repeating: 0x36, count: blockLength)
-        var outerPad = [UInt8](repeating: 0x5c, count: blockLength)
-        defer {
-            innerPad.withUnsafeMutableBytes { zeroize($0) }
-            outerPad.withUnsafeMutableBytes { zeroize($0) }
-        }
-        key.withUnsafeBytes { keyBytes in
-            for index in 0..<keyBytes.count {
-                innerPad[index] ^= keyBytes[index]
-                outerPad[index] ^= keyBytes[index]
+    /// The key zero-padded to the block length and XORed with `byte`, in a wiped buffer.
+    private func pad(key: SecureBytes, with byte: UInt8) -> SecureBytes {
+        SecureBytes(count: blockLength) { padded in
+            key.withUnsafeBytes { keyBytes in
+                for index in 0..<blockLength {
+                    padded[index] = (index < keyBytes.count ? keyBytes[index] : 0) ^ byte
+                }
             }
         }
-        var inner = BLAKE2b.hash(innerPad + data, outputLength: 64)
-        defer { inner.withUnsafeMutableBytes { zeroize($0) } }
-        var outer = BLAKE2b.hash(outerPad + inner, outputLength: 64)
-        defer { outer.withUnsafeMutableBytes { zeroize($0) } }
-        return SecureBytes(outer)
     }
 
     /// Noise's HKDF(chaining key, input key material, n): returns `n` (2 or 3) outputs of HASHLEN bytes.
     func hkdf(chainingKey: SecureBytes, inputKeyMaterial: SecureBytes, outputs: Int) -> [SecureBytes] {
-        let ikm = inputKeyMaterial.copyToArray()
-        let temporaryKey = hmac(key: chainingKey, data: ikm)
+        let temporaryKey = inputKeyMaterial.withUnsafeBytes { hmac(key: chainingKey, $0) }
         var results: [SecureBytes] = []
-        var previous: [UInt8] = []
         for counter in 1...outputs {
-            let output = hmac(key: temporaryKey, data: previous + [UInt8(counter)])
-            previous = output.copyToArray()
+            var counterByte = UInt8(counter)
+            let output = withUnsafeBytes(of: &counterByte) { counterBytes in
+                if let previous = results.last {
+                    return previous.withUnsafeBytes { hmac(key: temporaryKey, $0, counterBytes) }
+                }
+                return hmac(key: temporaryKey, counterBytes)
+            }
             results.append(output)
         }
-        previous.withUnsafeMutableBytes { zeroize($0) }
         return results
     }
 }

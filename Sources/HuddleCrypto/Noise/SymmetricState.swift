@@ -30,7 +30,7 @@ struct SymmetricState: Sendable {
     mutating func mixKeyAndHash(_ inputKeyMaterial: SecureBytes) {
         let outputs = hashFunction.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial, outputs: 3)
         chainingKey = outputs[0]
-        mixHash(outputs[1].copyToArray())
+        outputs[1].withUnsafeBytes { mixHash(Array($0)) }
         cipher = CipherState(key: Self.truncatedKey(outputs[2]))
     }
 
@@ -50,6 +50,7 @@ struct SymmetricState: Sendable {
     mutating func split() -> (CipherState, CipherState) {
         let outputs = hashFunction.hkdf(chainingKey: chainingKey, inputKeyMaterial: SecureBytes([UInt8]()), outputs: 2)
         chainingKey = SecureBytes(count: chainingKey.count) { _ in }
+        cipher = CipherState()
         return (CipherState(key: Self.truncatedKey(outputs[0])), CipherState(key: Self.truncatedKey(outputs[1])))
     }
 
