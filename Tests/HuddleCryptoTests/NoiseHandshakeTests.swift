@@ -92,9 +92,44 @@ struct NoiseHandshakeTests {
         var random = ChaChaRandomGenerator(seed: 1)
         #expect(throws: CryptoError.missingKey("1 pre-shared key(s)")) {
             try NoiseHandshake(
-                configuration: .init(pattern: .ikpsk2, role: .responder, staticKey: X25519PrivateKey(using: &random)),
+                configuration: .init(
+                    pattern: .ikpsk2, role: .responder, staticKey: X25519PrivateKey(using: &random),
+                    presharedKeys: [SecureBytes(count: 32) { _ in }, SecureBytes(count: 32) { _ in }]),
                 using: &random)
         }
+    }
+
+    @Test("An IKpsk2 responder can read message 1, learn the initiator, then supply the PSK that applies")
+    func deferredPSK() throws {
+        var random = ChaChaRandomGenerator(seed: 42)
+        let initiatorStatic = X25519PrivateKey(using: &random)
+        let responderStatic = X25519PrivateKey(using: &random)
+        let psk = SecureBytes([UInt8](repeating: 7, count: 32))
+        let initiator = try NoiseHandshake(
+            configuration: .init(
+                pattern: .ikpsk2, role: .initiator, staticKey: initiatorStatic,
+                remoteStaticKey: responderStatic.publicKey, presharedKeys: [psk]),
+            using: &random)
+        let responder = try NoiseHandshake(
+            configuration: .init(pattern: .ikpsk2, role: .responder, staticKey: responderStatic), using: &random)
+        _ = try responder.readMessage(try initiator.writeMessage())
+        #expect(responder.remoteStaticKey == initiatorStatic.publicKey)
+        // Writing message 2 needs the PSK: without it the handshake fails with a typed error.
+        let probe = try NoiseHandshake(
+            configuration: .init(pattern: .ikpsk2, role: .responder, staticKey: responderStatic), using: &random)
+        _ = try probe.readMessage(
+            try NoiseHandshake(
+                configuration: .init(
+                    pattern: .ikpsk2, role: .initiator, staticKey: initiatorStatic,
+                    remoteStaticKey: responderStatic.publicKey, presharedKeys: [psk]),
+                using: &random
+            ).writeMessage())
+        #expect(throws: CryptoError.missingKey("a pre-shared key")) { try probe.writeMessage() }
+
+        try responder.supplyPresharedKeys([psk])
+        #expect(throws: CryptoError.self) { try responder.supplyPresharedKeys([psk]) }
+        _ = try initiator.readMessage(try responder.writeMessage())
+        #expect(try initiator.split().handshakeHash == responder.split().handshakeHash)
     }
 
     @Test("A low-order ephemeral key aborts the handshake (K7)")

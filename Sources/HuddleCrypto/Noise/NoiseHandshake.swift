@@ -61,7 +61,7 @@ public final class NoiseHandshake {
     /// The Noise limit on any message: 65535 bytes.
     public static let maximumMessageLength = 65535
 
-    private let configuration: Configuration
+    private var configuration: Configuration
     private var symmetric: SymmetricState
     private var ephemeral: X25519PrivateKey?
     private var remoteEphemeral: X25519PublicKey?
@@ -81,7 +81,10 @@ public final class NoiseHandshake {
     /// handshakes destroys forward secrecy.
     public init(configuration: Configuration, ephemeralKey: X25519PrivateKey) throws {
         let pattern = configuration.pattern
-        guard configuration.presharedKeys.count == pattern.presharedKeyCount else {
+        // Pre-shared keys may be supplied later (``supplyPresharedKeys(_:)``): an IKpsk2 responder learns who the
+        // initiator is from message 1 before it knows which PSK applies.
+        guard configuration.presharedKeys.isEmpty || configuration.presharedKeys.count == pattern.presharedKeyCount
+        else {
             throw CryptoError.missingKey("\(pattern.presharedKeyCount) pre-shared key(s)")
         }
         for key in configuration.presharedKeys where key.count != 32 {
@@ -114,6 +117,21 @@ public final class NoiseHandshake {
         let responderStatic = configuration.role == .responder ? configuration.staticKey?.publicKey : remoteStaticKey
         if pattern.initiatorPreMessage.contains(.s), let key = initiatorStatic { symmetric.mixHash(key.bytes) }
         if pattern.responderPreMessage.contains(.s), let key = responderStatic { symmetric.mixHash(key.bytes) }
+    }
+
+    /// Supplies the pre-shared keys after creation, before the first `psk` token is processed. Throws if keys were
+    /// already given, the count or length is wrong, or a `psk` token was already needed.
+    public func supplyPresharedKeys(_ keys: [SecureBytes]) throws {
+        guard configuration.presharedKeys.isEmpty, presharedKeyIndex == 0 else {
+            throw CryptoError.handshakeOutOfOrder("pre-shared keys were already supplied")
+        }
+        guard keys.count == configuration.pattern.presharedKeyCount else {
+            throw CryptoError.missingKey("\(configuration.pattern.presharedKeyCount) pre-shared key(s)")
+        }
+        for key in keys where key.count != 32 {
+            throw CryptoError.invalidLength(what: "Noise pre-shared key", expected: 32, actual: key.count)
+        }
+        configuration.presharedKeys = keys
     }
 
     /// Whether every handshake message has been written or read.
@@ -260,6 +278,9 @@ public final class NoiseHandshake {
         case .ss:
             symmetric.mixKey(try dh(configuration.staticKey, remoteStaticKey))
         case .psk:
+            guard presharedKeyIndex < configuration.presharedKeys.count else {
+                throw CryptoError.missingKey("a pre-shared key")
+            }
             let key = configuration.presharedKeys[presharedKeyIndex]
             presharedKeyIndex += 1
             symmetric.mixKeyAndHash(key)
