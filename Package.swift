@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -30,6 +31,14 @@ let package = Package(
             name: "HuddleProtocol",
             dependencies: ["HuddleWire", "HuddleCrypto"]
         ),
+        .target(
+            name: "HuddleTestKit",
+            dependencies: [
+                "HuddleProtocol",
+                "HuddleCrypto",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "huddle",
             dependencies: [
@@ -46,6 +55,10 @@ let package = Package(
         .testTarget(
             name: "HuddleProtocolTests",
             dependencies: ["HuddleProtocol"]
+        ),
+        .testTarget(
+            name: "HuddleTestKitTests",
+            dependencies: ["HuddleTestKit"]
         ),
         .testTarget(
             name: "HuddleWireTests",

@@ -1,0 +1,389 @@
+import HeapModule
+import HuddleProtocol
+
+/// A seeded, virtual-time network of ``SimulatedNode``s with a per-link fault model.
+///
+/// Time advances only from event to event, so minutes of a lossy network run in milliseconds, and everything random
+/// comes from one seeded generator, so a seed replays a run bit for bit. Invariant checkers run after every event;
+/// the first one that fails stops the run with a ``SimulationFailure`` that names the seed and every option.
+public struct SimulatedNetwork<Node: SimulatedNode> {
+    /// The run's seed.
+    public let seed: UInt64
+    /// The current virtual time.
+    public private(set) var now = Instant.zero
+    /// What happened to datagrams so far.
+    public private(set) var statistics = NetworkStatistics()
+    /// A running hash of every delivery (time, endpoints, bytes), to compare runs for determinism.
+    public private(set) var traceHash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// Options derived from the seed, printed on failure (scenarios append theirs).
+    public var options: [String] = []
+    /// The command that replays this run, printed on failure.
+    public var replayCommand: String?
+    /// The largest number of datagrams one node may emit in one step before the run is declared a livelock.
+    public var maxTransmitsPerStep = 100_000
+
+    /// The random generator the network draws from; scenarios may draw from it too (in a fixed order).
+    public var random: SimulationRandom
+
+    private var nodes: [Node?]
+    private let addresses: [NetworkAddress]
+    private let indexByAddress: [NetworkAddress: Int]
+    private var defaultConditions: LinkConditions
+    private var conditions: [LinkKey: LinkConditions] = [:]
+    private var linkState: [LinkKey: LinkState] = [:]
+    private var events = Heap<Event>()
+    private var nextSequence: UInt64 = 0
+    private var scheduledDeadline: [Instant?]
+    private var pausedUntil: [Instant?]
+    private var actions: [Int: (inout SimulatedNetwork) -> Void] = [:]
+    private var nextActionID = 0
+    private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
+
+    /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
+    public init(seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean()) {
+        self.seed = seed
+        self.random = SimulationRandom(seed: seed)
+        self.nodes = nodes
+        addresses = nodes.indices.map { Self.address(of: $0) }
+        indexByAddress = Dictionary(uniqueKeysWithValues: addresses.enumerated().map { ($1, $0) })
+        defaultConditions = conditions
+        scheduledDeadline = Array(repeating: nil, count: nodes.count)
+        pausedUntil = Array(repeating: nil, count: nodes.count)
+        options.append("links: \(conditions)")
+        for index in nodes.indices { scheduleTimer(for: index) }
+    }
+
+    /// The address of node `index`.
+    public static func address(of index: Int) -> NetworkAddress {
+        NetworkAddress(
+            ipv4: 127, 0, UInt8(truncatingIfNeeded: (index + 1) >> 8), UInt8(truncatingIfNeeded: index + 1), port: 4433)
+    }
+
+    /// The address of node `index`.
+    public func address(of index: Int) -> NetworkAddress { addresses[index] }
+
+    /// The number of nodes (crashed ones included).
+    public var nodeCount: Int { nodes.count }
+
+    /// Read access to node `index` (nil while crashed).
+    public func node(_ index: Int) -> Node? { nodes[index] }
+
+    // MARK: - Driving nodes
+
+    /// Runs `body` on node `index` (e.g. to call its API), then sends what it queued and re-arms its timer.
+    @discardableResult
+    public mutating func withNode<Result>(_ index: Int, _ body: (inout Node) throws -> Result) throws -> Result {
+        guard var node = nodes[index] else {
+            throw SimulationFailure(seed: seed, time: now, message: "node \(index) is crashed", options: options)
+        }
+        let result = try body(&node)
+        nodes[index] = node
+        try flush(index)
+        return result
+    }
+
+    /// Processes every event up to and including `deadline`, then sets the clock to it.
+    public mutating func run(until deadline: Instant) throws {
+        while let event = events.min, event.time <= deadline {
+            _ = events.removeMin()
+            try process(event)
+        }
+        now = max(now, deadline)
+    }
+
+    /// Runs for `duration` of virtual time.
+    public mutating func run(for duration: Duration) throws {
+        try run(until: now + duration)
+    }
+
+    /// Runs until `condition` holds (checked after every event) or `timeout` of virtual time passes. Returns
+    /// whether the condition held.
+    public mutating func run(until condition: (SimulatedNetwork) -> Bool, timeout: Duration) throws -> Bool {
+        let deadline = now + timeout
+        if condition(self) { return true }
+        while let event = events.min, event.time <= deadline {
+            _ = events.removeMin()
+            try process(event)
+            if condition(self) { return true }
+        }
+        now = max(now, deadline)
+        return condition(self)
+    }
+
+    /// Whether any event is pending.
+    public var isIdle: Bool { events.isEmpty }
+
+    // MARK: - Faults
+
+    /// Sets the conditions of the directed link `from` → `to`.
+    public mutating func setConditions(_ link: LinkConditions, from: Int, to: Int) {
+        conditions[LinkKey(from: from, to: to)] = link
+    }
+
+    /// Sets the conditions of both directions between `a` and `b`.
+    public mutating func setConditions(_ link: LinkConditions, between a: Int, and b: Int) {
+        setConditions(link, from: a, to: b)
+        setConditions(link, from: b, to: a)
+    }
+
+    /// Sets the conditions of every link, replacing per-link settings.
+    public mutating func setAllConditions(_ link: LinkConditions) {
+        defaultConditions = link
+        conditions.removeAll()
+    }
+
+    /// The conditions of the directed link `from` → `to`.
+    public func conditions(from: Int, to: Int) -> LinkConditions {
+        conditions[LinkKey(from: from, to: to)] ?? defaultConditions
+    }
+
+    /// Takes the directed link down or up (an asymmetric partition when only one direction changes).
+    public mutating func setLink(from: Int, to: Int, up: Bool) {
+        var link = conditions(from: from, to: to)
+        link.isUp = up
+        setConditions(link, from: from, to: to)
+    }
+
+    /// Splits the nodes into groups that cannot reach each other (symmetric); `heal()` undoes it.
+    public mutating func partition(_ groups: [[Int]]) {
+        for (groupIndex, group) in groups.enumerated() {
+            for (otherIndex, other) in groups.enumerated() where otherIndex != groupIndex {
+                for a in group { for b in other { setLink(from: a, to: b, up: false) } }
+            }
+        }
+    }
+
+    /// Brings every link up again, keeping the other per-link conditions.
+    public mutating func heal() {
+        for key in Array(conditions.keys) { conditions[key]?.isUp = true }
+        defaultConditions.isUp = true
+    }
+
+    /// Freezes node `index` for `duration`: it processes nothing, and what arrives meanwhile waits for it (like a
+    /// stopped process whose socket buffer keeps filling).
+    public mutating func pause(_ index: Int, for duration: Duration) {
+        pausedUntil[index] = now + duration
+    }
+
+    /// Crashes node `index`: its memory is gone, datagrams to it are dropped, its timers never fire.
+    public mutating func crash(_ index: Int) {
+        nodes[index] = nil
+        scheduledDeadline[index] = nil
+    }
+
+    /// Restarts a crashed node with fresh state (`node`), at the same address.
+    public mutating func restart(_ index: Int, with node: Node) throws {
+        nodes[index] = node
+        scheduledDeadline[index] = nil
+        try flush(index)
+    }
+
+    /// Runs `action` at virtual time `time` (e.g. to start or end a fault, or to call a node's API).
+    public mutating func schedule(at time: Instant, _ action: @escaping (inout SimulatedNetwork) -> Void) {
+        let id = nextActionID
+        nextActionID += 1
+        actions[id] = action
+        push(Event(time: max(time, now), sequence: sequence(), kind: .action(id)))
+    }
+
+    // MARK: - Invariants
+
+    /// Adds a checker that runs after every event; returning a message fails the run.
+    public mutating func addChecker(_ name: String, _ check: @escaping (SimulatedNetwork) -> String?) {
+        checkers.append((name, check))
+    }
+
+    /// A failure at the current time, for scenario code that detects a problem itself.
+    public func failure(_ message: String) -> SimulationFailure {
+        SimulationFailure(seed: seed, time: now, message: message, options: options, replayCommand: replayCommand)
+    }
+
+    // MARK: - Engine
+
+    private mutating func process(_ event: Event) throws {
+        now = max(now, event.time)
+        switch event.kind {
+        case .deliver(let index, let source, let datagram):
+            if let resume = pausedUntil[index], resume > now {
+                push(Event(time: resume, sequence: sequence(), kind: event.kind))
+                return
+            }
+            guard nodes[index] != nil else {
+                statistics.droppedUnroutable += 1
+                return
+            }
+            statistics.delivered += 1
+            statistics.deliveredBytes += datagram.count
+            mixTrace(
+                UInt64(bitPattern: now.nanoseconds), UInt64(index), UInt64(datagram.count),
+                datagram.first.map(UInt64.init) ?? 0)
+            nodes[index]!.handle(datagram: datagram, from: source, now: now)
+            try flush(index)
+        case .timer(let index, let deadline):
+            guard scheduledDeadline[index] == deadline, nodes[index] != nil else { return }
+            if let resume = pausedUntil[index], resume > now {
+                scheduledDeadline[index] = nil
+                push(Event(time: resume, sequence: sequence(), kind: .timer(index, resume)))
+                scheduledDeadline[index] = resume
+                return
+            }
+            scheduledDeadline[index] = nil
+            nodes[index]!.handleTimeout(now: now)
+            try flush(index)
+        case .action(let id):
+            let action = actions.removeValue(forKey: id)
+            action?(&self)
+            for index in nodes.indices where nodes[index] != nil { try flush(index) }
+        }
+        for checker in checkers {
+            if let message = checker.check(self) {
+                throw failure("invariant '\(checker.name)' broken: \(message)")
+            }
+        }
+    }
+
+    /// Sends everything node `index` has queued and re-arms its timer.
+    private mutating func flush(_ index: Int) throws {
+        guard nodes[index] != nil else { return }
+        if let resume = pausedUntil[index], resume > now {
+            scheduleTimer(for: index)
+            return
+        }
+        var emitted = 0
+        while let transmit = nodes[index]!.pollTransmit(now: now) {
+            emitted += 1
+            if emitted > maxTransmitsPerStep {
+                throw failure("node \(index) emitted more than \(maxTransmitsPerStep) datagrams in one step (livelock)")
+            }
+            route(transmit, from: index)
+        }
+        scheduleTimer(for: index)
+    }
+
+    private mutating func scheduleTimer(for index: Int) {
+        guard let node = nodes[index], let deadline = node.nextDeadline else {
+            scheduledDeadline[index] = nil
+            return
+        }
+        let due = max(deadline, now)
+        guard scheduledDeadline[index] != due else { return }
+        scheduledDeadline[index] = due
+        push(Event(time: due, sequence: sequence(), kind: .timer(index, due)))
+    }
+
+    private mutating func route(_ transmit: SimulatedTransmit, from index: Int) {
+        statistics.sent += 1
+        statistics.largestDatagram = max(statistics.largestDatagram, transmit.datagram.count)
+        guard let destination = indexByAddress[transmit.destination] else {
+            statistics.droppedUnroutable += 1
+            return
+        }
+        let key = LinkKey(from: index, to: destination)
+        let link = conditions[key] ?? defaultConditions
+        guard link.isUp else {
+            statistics.droppedLinkDown += 1
+            return
+        }
+        if let mtu = link.mtu, transmit.datagram.count > mtu {
+            statistics.droppedOverMTU += 1
+            return
+        }
+        var state = linkState[key] ?? LinkState()
+        defer { linkState[key] = state }
+        if let burst = link.burstLoss {
+            state.inBadState = state.inBadState ? !random.chance(burst.leaveBad) : random.chance(burst.enterBad)
+            if random.chance(state.inBadState ? burst.lossInBad : link.lossRate) {
+                statistics.lost += 1
+                return
+            }
+        } else if random.chance(link.lossRate) {
+            statistics.lost += 1
+            return
+        }
+        var departure = now
+        if let bandwidth = link.bandwidth, bandwidth > 0 {
+            let start = max(state.busyUntil, now)
+            let waitingBytes = Int(Double((start - now).nanoseconds) * Double(bandwidth) / 1e9)
+            if waitingBytes + transmit.datagram.count > link.queueLimit {
+                statistics.droppedQueueFull += 1
+                return
+            }
+            let serialization = Duration.nanoseconds(Int64(Double(transmit.datagram.count) * 1e9 / Double(bandwidth)))
+            state.busyUntil = start + serialization
+            departure = state.busyUntil
+        }
+        var datagram = transmit.datagram
+        if random.chance(link.corruptRate) {
+            corrupt(&datagram)
+            statistics.corrupted += 1
+        }
+        let source = addresses[index]
+        let arrival = departure + link.latency + random.duration(below: link.jitter)
+        push(Event(time: arrival, sequence: sequence(), kind: .deliver(destination, source, datagram)))
+        if random.chance(link.duplicateRate) {
+            statistics.duplicated += 1
+            let copyArrival = departure + link.latency + random.duration(below: link.jitter)
+            push(Event(time: copyArrival, sequence: sequence(), kind: .deliver(destination, source, datagram)))
+        }
+    }
+
+    /// Damages a datagram: a bit flip (most often), a truncation, or an extension with random bytes.
+    private mutating func corrupt(_ datagram: inout [UInt8]) {
+        let kind = random.integer(in: 0...9)
+        if kind < 7 || datagram.count < 2 {
+            guard !datagram.isEmpty else { return }
+            let bit = random.integer(in: 0...(datagram.count * 8 - 1))
+            datagram[bit / 8] ^= UInt8(1) << UInt8(bit % 8)
+        } else if kind < 9 {
+            datagram.removeLast(random.integer(in: 1...min(16, datagram.count - 1)))
+        } else {
+            datagram += random.bytes(count: random.integer(in: 1...16))
+        }
+    }
+
+    private mutating func push(_ event: Event) {
+        events.insert(event)
+    }
+
+    private mutating func sequence() -> UInt64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    private mutating func mixTrace(_ values: UInt64...) {
+        for value in values {
+            traceHash ^= value
+            traceHash = traceHash &* 0x100_0000_01b3
+        }
+    }
+}
+
+private struct LinkKey: Hashable {
+    var from: Int
+    var to: Int
+}
+
+private struct LinkState {
+    var inBadState = false
+    var busyUntil = Instant.zero
+}
+
+private struct Event: Comparable {
+    enum Kind {
+        case deliver(Int, NetworkAddress, [UInt8])
+        case timer(Int, Instant)
+        case action(Int)
+    }
+
+    var time: Instant
+    var sequence: UInt64
+    var kind: Kind
+
+    static func < (lhs: Event, rhs: Event) -> Bool {
+        (lhs.time, lhs.sequence) < (rhs.time, rhs.sequence)
+    }
+
+    static func == (lhs: Event, rhs: Event) -> Bool {
+        lhs.time == rhs.time && lhs.sequence == rhs.sequence
+    }
+}
