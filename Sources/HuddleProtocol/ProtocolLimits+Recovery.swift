@@ -1,0 +1,51 @@
+import HuddleWire
+
+extension ProtocolLimits {
+    /// The longest a receiver waits before acknowledging an ack-eliciting packet (its max_ack_delay, RFC 9000
+    /// §13.2.1): 25 ms, QUIC's default. ``ReceivedPacketTracker`` arms its deadline this far after the first
+    /// unacknowledged ack-eliciting packet; the sender's `RTTEstimator.maxAckDelay` must use the same value.
+    public static let maxAckDelay: Duration = .milliseconds(25)
+
+    /// A receiver acknowledges immediately once this many ack-eliciting packets arrived since its last ACK (RFC 9000
+    /// §13.2.2 recommends every second packet).
+    public static let ackElicitingPacketsBeforeAck = 2
+
+    /// RFC 9002's kPacketThreshold: a packet is lost once a packet sent at least this many packet numbers after it
+    /// is acknowledged.
+    public static let packetThreshold: UInt64 = 3
+
+    /// RFC 9002's kPersistentCongestionThreshold: losses spanning more than this many probe timeouts (without
+    /// backoff) with nothing acknowledged in between are persistent congestion.
+    public static let persistentCongestionThreshold = 3
+
+    /// How many ack-eliciting probe packets a connection sends when the probe timeout fires (RFC 9002 §6.2.4 allows
+    /// one or two; two avoid a second expensive timeout when a single probe is lost).
+    public static let probePacketsPerTimeout = 2
+
+    /// The probe timeout doubles on each consecutive expiry up to 2^16 times the base value; later expiries reuse
+    /// that backoff (the idle timeout closes the connection long before).
+    public static let maxProbeTimeoutBackoffExponent = 16
+
+    /// The most sent packets a `SentPacketTracker` keeps, counted from its oldest unresolved packet to its newest
+    /// (acknowledged or lost packets in between still occupy a slot until everything older is resolved).
+    ///
+    /// At the limit, `SentPacketTracker.canSend` is `false` and `onSent` throws ``ProtocolError/queueFull(limit:)``:
+    /// the connection must stop sending until an ACK or a loss frees room. The congestion window normally keeps the
+    /// count far lower (65,536 packets of 1200 bytes would need a 78 MB window), so the limit only bounds memory
+    /// against a peer that never acknowledges.
+    public static let maxTrackedSentPackets = 65_536
+
+    /// The most packets that are neither ack-eliciting nor in flight (pure ACKs) a `SentPacketTracker` remembers
+    /// after its newest ack-eliciting or in-flight packet. The peer never acknowledges such packets on their own, so
+    /// a node that only receives would otherwise track them forever; when one more would exceed the limit, the
+    /// oldest half of them is forgotten (acknowledging them later has no effect).
+    public static let maxTrackedAckOnlyPackets = 1024
+
+    /// How many runs of deliberately skipped packet numbers a `SentPacketTracker` remembers, to reject an ACK for
+    /// a number that was never sent. Beyond it the oldest run is forgotten.
+    public static let maxTrackedSkippedRanges = 64
+
+    /// How many ranges of received packet numbers a ``ReceivedPacketTracker`` keeps: as many as one ACK frame can
+    /// carry (`WireLimits.maxAckRanges`). When a packet would open one more, the lowest range is dropped.
+    public static let maxTrackedReceivedRanges = WireLimits.maxAckRanges
+}
