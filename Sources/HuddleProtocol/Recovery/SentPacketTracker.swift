@@ -1,0 +1,361 @@
+import HuddleWire
+
+/// The send side of loss recovery for one packet-number space: remembers every packet sent until it is
+/// acknowledged or declared lost, and runs RFC 9002 §6 loss detection and the probe timeout.
+///
+/// `Record` is whatever the connection needs back when a packet is acknowledged or lost, typically the frames to
+/// retransmit. The connection:
+/// - checks ``canSend`` before building a packet, and calls ``onSent(_:bytes:ackEliciting:inFlight:record:now:)``
+///   for every packet it sends, with strictly increasing packet numbers (numbers may be skipped; an ACK for a
+///   skipped number is then a protocol violation);
+/// - passes every received ACK frame to ``onAck(_:now:rtt:)`` and handles the ``AckResult``;
+/// - arms a timer at ``deadline(rtt:)`` and calls ``onTimeout(now:rtt:)`` when it fires.
+///
+/// A packet is declared lost once a packet sent at least ``ProtocolLimits/packetThreshold`` (3) numbers later is
+/// acknowledged, or once a later packet is acknowledged and the packet was sent at least `rtt.lossDelay` (9/8 of
+/// the RTT) ago. Like RFC 9002 the packet threshold counts packet numbers, so skipped numbers count too.
+///
+/// Memory is bounded: at most ``ProtocolLimits/maxTrackedSentPackets`` packets are tracked (``canSend`` turns
+/// `false` at the limit), at most ``ProtocolLimits/maxTrackedAckOnlyPackets`` pure ACK packets after the newest
+/// ack-eliciting one, and at most ``ProtocolLimits/maxTrackedSkippedRanges`` runs of skipped numbers.
+///
+/// The tracker reads no clock: time comes in as `now`.
+public struct SentPacketTracker<Record: Sendable>: Sendable {
+    /// A tracked packet number and what became of it. Resolved slots stay until everything older is resolved, so
+    /// the slots between two outstanding packets tell whether anything between them was acknowledged.
+    private struct Slot: Sendable {
+        let packetNumber: UInt64
+        var state: State
+
+        var isOutstanding: Bool {
+            if case .outstanding = state { return true }
+            return false
+        }
+    }
+
+    private enum State: Sendable {
+        case outstanding(Packet)
+        case acknowledged
+        case lost
+    }
+
+    /// Slots in increasing packet-number order; those before `head` are resolved and waiting to be compacted away.
+    private var slots: [Slot] = []
+    private var head = 0
+    /// Runs of packet numbers that were skipped (never sent), in increasing order.
+    private var skipped: [ClosedRange<UInt64>] = []
+    /// Packets that are neither ack-eliciting nor in flight, sent after the newest packet that is one of them.
+    private var ackOnlyTail = 0
+    /// The newest packet that is ack-eliciting or in flight.
+    private var largestRetainedSent: UInt64?
+    private var lastSentTime: Instant?
+    /// When the first RTT sample was known to exist; only packets sent after it count for persistent congestion.
+    private var firstRTTSampleTime: Instant?
+
+    /// The largest packet number sent, or `nil` before the first packet.
+    public private(set) var largestSent: UInt64?
+    /// The largest packet number the peer acknowledged, or `nil` before the first ACK.
+    public private(set) var largestAcknowledged: UInt64?
+    /// The bytes of in-flight packets neither acknowledged nor declared lost.
+    public private(set) var bytesInFlight = 0
+    /// How many ack-eliciting packets are neither acknowledged nor declared lost.
+    public private(set) var ackElicitingInFlight = 0
+    /// When the newest ack-eliciting packet was sent, or `nil` before the first.
+    public private(set) var lastAckElicitingSentTime: Instant?
+    /// How many probe timeouts fired in a row without an ACK acknowledging anything new; each doubles the next
+    /// probe timeout.
+    public private(set) var probeTimeoutCount = 0
+    /// The earliest time at which an outstanding packet below the largest acknowledged one crosses the time
+    /// threshold and is declared lost, or `nil` if there is none. While set, the probe timeout is not armed.
+    public private(set) var lossDeadline: Instant?
+
+    /// A tracker that has sent nothing.
+    public init() {}
+
+    /// How many slots are tracked, from the oldest packet neither acknowledged nor declared lost to the newest.
+    public var trackedPacketCount: Int { slots.count - head }
+
+    /// Whether another packet may be sent: `false` once ``trackedPacketCount`` reaches
+    /// ``ProtocolLimits/maxTrackedSentPackets``. The connection stops sending (probes included) until an ACK or a
+    /// loss makes room.
+    public var canSend: Bool { trackedPacketCount < ProtocolLimits.maxTrackedSentPackets }
+
+    /// Records that packet `packetNumber` of `bytes` bytes was sent at `now`, keeping `record` for when it is
+    /// acknowledged or lost.
+    ///
+    /// Packet numbers must strictly increase and stay below 2^62, send times must not go backwards, and an
+    /// ack-eliciting packet is always in flight (all preconditions). Numbers between the previous packet and this
+    /// one are remembered as skipped. Throws ``ProtocolError/queueFull(limit:)``, recording nothing, when
+    /// ``canSend`` is `false`: the packet must not be transmitted.
+    public mutating func onSent(
+        _ packetNumber: UInt64, bytes: Int, ackEliciting: Bool, inFlight: Bool, record: Record, now: Instant
+    ) throws(ProtocolError) {
+        precondition(packetNumber < ProtocolLimits.rejectAfterPackets, "packet number beyond the ACK space")
+        precondition(largestSent.map { packetNumber > $0 } ?? true, "packet numbers must strictly increase")
+        precondition(lastSentTime.map { now >= $0 } ?? true, "send times must not go backwards")
+        precondition(bytes >= 0, "negative packet size")
+        precondition(!ackEliciting || inFlight, "ack-eliciting packets are always in flight")
+        guard canSend else {
+            throw .queueFull(limit: ProtocolLimits.maxTrackedSentPackets)
+        }
+
+        let expected = largestSent.map { $0 + 1 } ?? 0
+        if packetNumber > expected {
+            skipped.append(expected...(packetNumber - 1))
+            if skipped.count > ProtocolLimits.maxTrackedSkippedRanges {
+                skipped.removeFirst()
+            }
+        }
+        largestSent = packetNumber
+        lastSentTime = now
+
+        let packet = Packet(
+            packetNumber: packetNumber, bytes: bytes, sentTime: now, ackEliciting: ackEliciting,
+            inFlight: inFlight, record: record)
+        slots.append(Slot(packetNumber: packetNumber, state: .outstanding(packet)))
+        if inFlight {
+            bytesInFlight += bytes
+        }
+        if ackEliciting {
+            ackElicitingInFlight += 1
+            lastAckElicitingSentTime = now
+        }
+        if ackEliciting || inFlight {
+            largestRetainedSent = packetNumber
+            ackOnlyTail = 0
+        } else {
+            ackOnlyTail += 1
+            if ackOnlyTail > ProtocolLimits.maxTrackedAckOnlyPackets {
+                forgetOldestAckOnlyPackets()
+            }
+        }
+    }
+
+    /// Processes an ACK frame received at `now`: removes the newly acknowledged packets, takes an RTT sample into
+    /// `rtt` when the largest acknowledged packet is newly acknowledged and something ack-eliciting was, declares
+    /// packets lost, and resets the probe timeout backoff.
+    ///
+    /// Throws ``ProtocolError/protocolViolation(_:)`` with ``ProtocolViolation/acknowledgedUnsentPacket(_:)``,
+    /// changing nothing, if the frame acknowledges a number above ``largestSent`` or a skipped number (the
+    /// connection closes with PROTOCOL_VIOLATION). An ACK that acknowledges nothing new (a duplicate) changes nothing
+    /// and returns an empty result.
+    public mutating func onAck(
+        _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator
+    ) throws(ProtocolError) -> AckResult {
+        try validate(frame.ranges)
+        noteRTTSample(rtt, now: now)
+
+        var result = AckResult()
+        let largestGrew = largestAcknowledged.map { frame.largestAcknowledged > $0 } ?? true
+        if largestGrew {
+            largestAcknowledged = frame.largestAcknowledged
+        }
+        // Ranges from the lowest to the highest, so the acknowledged packets come out in increasing order.
+        for rangeIndex in stride(from: frame.ranges.count - 1, through: 0, by: -1) {
+            let range = frame.ranges[rangeIndex]
+            var index = firstSlotIndex(atLeast: range.lowerBound)
+            while index < slots.count, slots[index].packetNumber <= range.upperBound {
+                if case .outstanding(let packet) = slots[index].state {
+                    slots[index].state = .acknowledged
+                    resolve(packet)
+                    result.acknowledged.append(packet)
+                    if packet.inFlight {
+                        result.acknowledgedBytesInFlight += packet.bytes
+                        result.latestAcknowledgedSentTime = packet.sentTime
+                    }
+                }
+                index += 1
+            }
+        }
+        // A larger acknowledged number can also come from a forgotten pure ACK; either way loss detection runs.
+        guard !result.acknowledged.isEmpty || largestGrew else { return result }
+
+        if let newest = result.acknowledged.last, newest.packetNumber == frame.largestAcknowledged,
+            result.acknowledged.contains(where: \.ackEliciting)
+        {
+            let ackDelay = Duration.microseconds(Int64(clamping: frame.ackDelay))
+            rtt.update(sample: now - newest.sentTime, ackDelay: ackDelay)
+            result.tookRTTSample = true
+            noteRTTSample(rtt, now: now)
+        }
+        result.loss = detectLostPackets(now: now, rtt: rtt)
+        probeTimeoutCount = 0
+        compact()
+        return result
+    }
+
+    /// When the probe timeout fires (RFC 9002 §6.2.1): the send time of the newest ack-eliciting packet plus
+    /// `rtt.probeTimeout` × 2^``probeTimeoutCount`` (the exponent capped at
+    /// ``ProtocolLimits/maxProbeTimeoutBackoffExponent``), or `nil` if no ack-eliciting packet is outstanding.
+    public func probeDeadline(rtt: RTTEstimator) -> Instant? {
+        guard ackElicitingInFlight > 0, let lastAckElicitingSentTime else { return nil }
+        let exponent = Swift.min(probeTimeoutCount, ProtocolLimits.maxProbeTimeoutBackoffExponent)
+        return lastAckElicitingSentTime + rtt.probeTimeout * (1 << exponent)
+    }
+
+    /// When to call ``onTimeout(now:rtt:)``: ``lossDeadline`` if set, else ``probeDeadline(rtt:)``, else `nil` (no
+    /// timer).
+    public func deadline(rtt: RTTEstimator) -> Instant? {
+        lossDeadline ?? probeDeadline(rtt: rtt)
+    }
+
+    /// Handles the loss-detection timer at `now` (RFC 9002 §6.2.4 and appendix A.9).
+    ///
+    /// If ``lossDeadline`` is set and reached, declares the packets past the time threshold lost. Otherwise, if
+    /// ``probeDeadline(rtt:)`` is reached, counts one more probe timeout (doubling the next) and asks for
+    /// ``ProtocolLimits/probePacketsPerTimeout`` probe packets. Called early, it does nothing.
+    public mutating func onTimeout(now: Instant, rtt: RTTEstimator) -> TimeoutResult {
+        noteRTTSample(rtt, now: now)
+        if let lossDeadline {
+            guard now >= lossDeadline else { return .notDue }
+            let loss = detectLostPackets(now: now, rtt: rtt)
+            compact()
+            return loss.isEmpty ? .notDue : .lost(loss)
+        }
+        guard let probeDeadline = probeDeadline(rtt: rtt), now >= probeDeadline else { return .notDue }
+        probeTimeoutCount += 1
+        return .probe(count: ProtocolLimits.probePacketsPerTimeout)
+    }
+
+    /// The oldest ack-eliciting packet neither acknowledged nor declared lost, whose frames make a good probe
+    /// (RFC 9002 §6.2.4), or `nil`.
+    public var oldestOutstandingAckEliciting: Packet? {
+        for slot in slots[head...] {
+            if case .outstanding(let packet) = slot.state, packet.ackEliciting { return packet }
+        }
+        return nil
+    }
+
+    // MARK: - Internals
+
+    /// Throws if any range acknowledges a number above ``largestSent`` or a skipped number.
+    private func validate(_ ranges: AckRanges) throws(ProtocolError) {
+        guard let largestSent, ranges.largest <= largestSent else {
+            throw .protocolViolation(.acknowledgedUnsentPacket(ranges.largest))
+        }
+        // Walk the acknowledged ranges (lowest first) and the skipped runs (both increasing) side by side.
+        var rangeIndex = ranges.count - 1
+        var skippedIndex = 0
+        while rangeIndex >= 0, skippedIndex < skipped.count {
+            let acknowledged = ranges[rangeIndex]
+            let run = skipped[skippedIndex]
+            if acknowledged.upperBound < run.lowerBound {
+                rangeIndex -= 1
+            } else if run.upperBound < acknowledged.lowerBound {
+                skippedIndex += 1
+            } else {
+                throw .protocolViolation(
+                    .acknowledgedUnsentPacket(Swift.max(acknowledged.lowerBound, run.lowerBound)))
+            }
+        }
+    }
+
+    /// Remembers when an RTT sample first existed (it may come from the handshake, before this tracker saw one).
+    private mutating func noteRTTSample(_ rtt: RTTEstimator, now: Instant) {
+        if firstRTTSampleTime == nil, rtt.hasSample {
+            firstRTTSampleTime = now
+        }
+    }
+
+    /// Removes an acknowledged or lost packet from the in-flight accounting.
+    private mutating func resolve(_ packet: Packet) {
+        if packet.inFlight {
+            bytesInFlight -= packet.bytes
+        }
+        if packet.ackEliciting {
+            ackElicitingInFlight -= 1
+        }
+    }
+
+    /// RFC 9002 appendix A.10 (DetectAndRemoveLostPackets) and §7.6 (persistent congestion), in one pass over the
+    /// packets up to the largest acknowledged one.
+    private mutating func detectLostPackets(now: Instant, rtt: RTTEstimator) -> LossEvent {
+        lossDeadline = nil
+        var loss = LossEvent()
+        guard let largestAcknowledged else { return loss }
+        let lossDelay = rtt.lossDelay
+        let lostSendTime = now - lossDelay
+        let congestionPeriod = rtt.probeTimeout * ProtocolLimits.persistentCongestionThreshold
+        // The send time of the first ack-eliciting loss since the last acknowledged packet in this pass.
+        var congestionStart: Instant?
+
+        var index = head
+        while index < slots.count, slots[index].packetNumber <= largestAcknowledged {
+            defer { index += 1 }
+            guard case .outstanding(let packet) = slots[index].state else {
+                if case .acknowledged = slots[index].state {
+                    congestionStart = nil
+                }
+                continue
+            }
+            guard
+                packet.sentTime <= lostSendTime
+                    || largestAcknowledged >= packet.packetNumber + ProtocolLimits.packetThreshold
+            else {
+                let packetDeadline = packet.sentTime + lossDelay
+                lossDeadline = Swift.min(lossDeadline ?? packetDeadline, packetDeadline)
+                congestionStart = nil
+                continue
+            }
+            slots[index].state = .lost
+            resolve(packet)
+            loss.packets.append(packet)
+            if packet.inFlight {
+                loss.bytesInFlight += packet.bytes
+                loss.latestSentTime = Swift.max(loss.latestSentTime ?? packet.sentTime, packet.sentTime)
+            }
+            guard packet.ackEliciting, let firstRTTSampleTime, packet.sentTime > firstRTTSampleTime else { continue }
+            if let congestionStart {
+                if packet.sentTime - congestionStart > congestionPeriod {
+                    loss.persistentCongestion = true
+                }
+            } else {
+                congestionStart = packet.sentTime
+            }
+        }
+        return loss
+    }
+
+    /// The index of the first tracked slot whose packet number is at least `packetNumber` (`slots.count` if none).
+    private func firstSlotIndex(atLeast packetNumber: UInt64) -> Int {
+        var low = head
+        var high = slots.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if slots[middle].packetNumber < packetNumber {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+
+    /// Drops resolved slots at the front; shrinks the storage once they are the larger part of it.
+    private mutating func compact() {
+        while head < slots.count, !slots[head].isOutstanding {
+            head += 1
+        }
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024, head * 2 >= slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Forgets the oldest half of the pure ACK packets sent after the newest ack-eliciting or in-flight packet.
+    private mutating func forgetOldestAckOnlyPackets() {
+        let start = largestRetainedSent.map { firstSlotIndex(atLeast: $0 + 1) } ?? head
+        // Acknowledged ones may already have been compacted away: count what is really there.
+        ackOnlyTail = slots.count - start
+        guard ackOnlyTail > ProtocolLimits.maxTrackedAckOnlyPackets else { return }
+        let count = ackOnlyTail - ProtocolLimits.maxTrackedAckOnlyPackets / 2
+        // These packets are neither in flight nor ack-eliciting, and newer than every packet that is: dropping them
+        // changes no accounting and separates no two packets that matter for persistent congestion.
+        slots.removeSubrange(start..<(start + count))
+        ackOnlyTail -= count
+        compact()
+    }
+}
