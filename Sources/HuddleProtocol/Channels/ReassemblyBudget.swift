@@ -8,8 +8,10 @@
 ///   allocated for it) until it becomes deliverable, including complete messages still waiting for an earlier one;
 /// - the total length of all messages ever admitted stays within ``flowControlLimit``.
 ///
-/// Otherwise the fragment is refused with ``ProtocolViolation/reassemblyBudgetExceeded(limit:)`` or
-/// ``ProtocolViolation/flowControlExceeded(limit:)`` and nothing changes.
+/// Otherwise the fragment is refused with ``ProtocolError/protocolViolation(_:)`` carrying
+/// ``ProtocolViolation/reassemblyBudgetExceeded(limit:)`` (the limit is ``maxIncompleteMessages`` or ``maxBytes``,
+/// whichever was hit, checked in that order) or ``ProtocolViolation/flowControlExceeded(limit:)``, and nothing
+/// changes.
 ///
 /// Flow control: the receiver advertises MAX_DATA as a count of message bytes (total lengths of messages the peer may
 /// start). Advertising at most ``releasedBytes`` + ``maxBytes`` (see ``largestSafeFlowControlLimit``), and setting
