@@ -29,7 +29,11 @@ let package = Package(
         ),
         .target(
             name: "HuddleProtocol",
-            dependencies: ["HuddleWire", "HuddleCrypto"]
+            dependencies: [
+                "HuddleWire",
+                "HuddleCrypto",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         .target(
             name: "HuddleTestKit",
@@ -55,6 +59,10 @@ let package = Package(
         .testTarget(
             name: "HuddleProtocolTests",
             dependencies: ["HuddleProtocol"]
+        ),
+        .testTarget(
+            name: "HuddleSimulationTests",
+            dependencies: ["HuddleTestKit", "HuddleProtocol"]
         ),
         .testTarget(
             name: "HuddleTestKitTests",

@@ -20,6 +20,8 @@ public enum ProtocolError: Error, Hashable, Sendable {
     case queueFull(limit: Int)
     /// The connection is closed; nothing more can be sent on it.
     case connectionClosed
+    /// The peer's static key was never added with `Endpoint.addPeer(_:)`.
+    case unknownPeer
 }
 
 /// The ways an authenticated peer can break the protocol. Each closes the connection with

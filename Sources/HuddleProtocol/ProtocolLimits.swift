@@ -7,4 +7,7 @@ public enum ProtocolLimits {
     public static let rejectAfterPackets: UInt64 = 1 << 62
     /// A connection starts a new handshake after sending this many packets under one key.
     public static let rekeyAfterPackets: UInt64 = 1 << 60
+    /// Unreliable datagrams waiting to be sent per connection; beyond it the oldest is dropped (they are unreliable
+    /// by contract, and stale ones are worth least).
+    public static let maxQueuedDatagrams = 256
 }

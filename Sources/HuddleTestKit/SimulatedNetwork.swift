@@ -35,6 +35,10 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var nextSequence: UInt64 = 0
     private var scheduledDeadline: [Instant?]
     private var pausedUntil: [Instant?]
+    /// Timer firings of each node at the current instant: a node whose deadline never moves past `now` is a livelock.
+    private var firingsAtInstant: [(instant: Instant, count: Int)]
+    /// How many times one node's timer may fire at the same instant before the run is declared a livelock.
+    public var maxTimerFiringsPerInstant = 10_000
     private var actions: [Int: (inout SimulatedNetwork) -> Void] = [:]
     private var nextActionID = 0
     private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
@@ -49,6 +53,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         defaultConditions = conditions
         scheduledDeadline = Array(repeating: nil, count: nodes.count)
         pausedUntil = Array(repeating: nil, count: nodes.count)
+        firingsAtInstant = Array(repeating: (Instant.zero, 0), count: nodes.count)
         options.append("links: \(conditions)")
         for index in nodes.indices { scheduleTimer(for: index) }
     }
@@ -228,6 +233,14 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
                 return
             }
             scheduledDeadline[index] = nil
+            if firingsAtInstant[index].instant == now {
+                firingsAtInstant[index].count += 1
+                if firingsAtInstant[index].count > maxTimerFiringsPerInstant {
+                    throw failure("node \(index)'s timer fired \(maxTimerFiringsPerInstant) times at \(now) (livelock)")
+                }
+            } else {
+                firingsAtInstant[index] = (now, 1)
+            }
             nodes[index]!.handleTimeout(now: now)
             try flush(index)
         case .action(let id):

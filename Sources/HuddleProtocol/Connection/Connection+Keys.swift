@@ -1,0 +1,112 @@
+import HuddleWire
+
+extension Connection {
+    /// Which of a connection's keypairs an incoming packet's receiver index selects.
+    enum KeySlot: Sendable {
+        case current, previous, next
+    }
+
+    /// The keypair slot whose local index is `index`, if any.
+    func slot(for index: ReceiverIndex) -> KeySlot? {
+        if current?.localIndex == index { return .current }
+        if next?.localIndex == index { return .next }
+        if previous?.localIndex == index { return .previous }
+        return nil
+    }
+
+    /// Decrypts `datagram` in place under the keypair in `slot`; returns the plaintext range, or `nil` for a
+    /// replayed, expired or forged packet. A first authenticated packet under the responder's unconfirmed keypair
+    /// confirms it (TEST-MATRIX H1): it becomes current.
+    mutating func open(
+        _ datagram: UnsafeMutableRawBufferPointer, header: TransportHeader, slot: KeySlot, now: Instant
+    ) -> Range<Int>? {
+        let range: Range<Int>?
+        switch slot {
+        case .current:
+            guard let keypair = current, now - keypair.created < configuration.rejectAfterTime else { return nil }
+            range = current!.open(datagram, header: header)
+        case .previous:
+            guard let keypair = previous, now - keypair.created < configuration.rejectAfterTime else { return nil }
+            range = previous!.open(datagram, header: header)
+        case .next:
+            guard next != nil else { return nil }
+            range = next!.open(datagram, header: header)
+            if range != nil { confirmNext(now: now) }
+        }
+        return range
+    }
+
+    /// Installs the keypair of a handshake this side initiated: confirmed at once (the response proved the peer
+    /// has it), so it becomes current and data flows.
+    mutating func installInitiatorKeypair(_ keypair: TransportKeypair, now: Instant) {
+        retire(previous)
+        previous = current
+        current = keypair
+        retire(next)
+        next = nil
+        completeHandshake(now: now)
+        // The responder may not send until it sees a packet under the new keys; make sure one goes out now.
+        if !hasSomethingToSend { pingPending = true }
+    }
+
+    /// Installs the keypair of a handshake the peer initiated. It stays unconfirmed (``next``), and nothing is sent
+    /// under it, until the initiator's first packet arrives under it (TEST-MATRIX H2).
+    mutating func installResponderKeypair(_ keypair: TransportKeypair, now: Instant) {
+        retire(next)
+        next = keypair
+        // A simultaneous initiation of ours lost the tie-break (or is superseded): drop it.
+        if let initiation {
+            retiredIndices.append(initiation.senderIndex)
+            self.initiation = nil
+        }
+        nextInitiationAt = nil
+        handshakeStartedAt = nil
+    }
+
+    private mutating func confirmNext(now: Instant) {
+        retire(previous)
+        previous = current
+        current = next
+        next = nil
+        completeHandshake(now: now)
+    }
+
+    private mutating func completeHandshake(now: Instant) {
+        initiation = nil
+        handshakeStartedAt = nil
+        nextInitiationAt = nil
+        packetsUnderCurrentKey = 0
+        statistics.handshakes += 1
+        lastReceivedAt = now
+        if state == .connecting {
+            state = .established
+            events.append(.established)
+        }
+    }
+
+    private mutating func retire(_ keypair: TransportKeypair?) {
+        if let keypair { retiredIndices.append(keypair.localIndex) }
+    }
+
+    /// Records a (re)transmitted initiation and schedules the next retry `retryDelay` from now.
+    mutating func initiationSent(_ initiation: HandshakeMessages.Initiation, retryDelay: Duration, now: Instant) {
+        if let old = self.initiation, old.senderIndex != initiation.senderIndex {
+            retiredIndices.append(old.senderIndex)
+        }
+        self.initiation = initiation
+        if handshakeStartedAt == nil { handshakeStartedAt = now }
+        nextInitiationAt = now + retryDelay
+    }
+
+    /// Whether the endpoint should send a (new) initiation now.
+    func wantsInitiation(now: Instant) -> Bool {
+        guard isOpen || state == .connecting, let due = nextInitiationAt else { return false }
+        return due <= now
+    }
+
+    /// Asks for a handshake as soon as possible (first connect, rekey).
+    mutating func requestHandshake(now: Instant) {
+        guard nextInitiationAt == nil, initiation == nil else { return }
+        nextInitiationAt = now
+    }
+}

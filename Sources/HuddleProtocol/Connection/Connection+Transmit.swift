@@ -1,0 +1,146 @@
+import HuddleWire
+
+extension Connection {
+    /// Builds, encrypts and records the next packet into `buffer` (at least ``ConnectionConfiguration/maxDatagramSize``
+    /// bytes) and returns its length, or returns `nil` when nothing may be sent now (no confirmed keys, nothing due,
+    /// the congestion window full, or the pacer holding the next packet).
+    ///
+    /// Priority inside a packet: CLOSE alone; otherwise ACK, MAX_DATA, PING, datagrams, then channel data by
+    /// ``ChannelPriority`` (control, messages, bulk), with bulk guaranteed one packet in every
+    /// ``ChannelPriority/bulkShare``. Small messages share packets.
+    public mutating func pollTransmit(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
+        guard state != .closed, let keypair = current, now - keypair.created < configuration.rejectAfterTime,
+            nextPacketNumber < ProtocolLimits.rejectAfterPackets, sentPackets.canSend
+        else { return nil }
+        let datagramSize = configuration.maxDatagramSize
+        precondition(buffer.count >= datagramSize, "transmit buffer smaller than the datagram size")
+        let payloadArea = UnsafeMutableRawBufferPointer(
+            rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
+        var writer = ByteWriter(payloadArea)
+        var record: [SentFrame] = []
+        var ackEliciting = false
+
+        if let close = closeFrame {
+            closeFrame = nil
+            guard (try? Frame.close(close).encode(into: &writer)) != nil else { return nil }
+            if case .draining = state {} else { finish(reason: closeReason, now: now) }
+            return seal(keypair: keypair, buffer: buffer, writer: writer, record: [], ackEliciting: false, now: now)
+        }
+        if case .draining = state { return nil }
+
+        let probing = probesOwed > 0
+        var mayElicit =
+            hasSomethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
+        pacerReleaseAt = nil
+        if mayElicit && !probing,
+            let release = pacer.earliestSendTime(
+                bytes: datagramSize, congestionWindow: congestion.congestionWindow, smoothedRTT: rtt.smoothed, now: now)
+        {
+            pacerReleaseAt = release
+            mayElicit = false
+        }
+        let ackDue = receivedPackets.ackDeadline.map { $0 <= now } ?? false
+        guard mayElicit || ackDue else { return nil }
+
+        if receivedPackets.isAckPending, let ack = receivedPackets.makeAckFrame(now: now),
+            (try? Frame.ack(ack).encode(into: &writer)) != nil
+        {
+            record.append(.ack(largest: ack.largestAcknowledged))
+        }
+        if mayElicit {
+            ackEliciting = fillData(&writer, record: &record)
+            if probing && !ackEliciting, (try? Frame.ping.encode(into: &writer)) != nil {
+                ackEliciting = true
+            }
+        }
+        guard writer.bytesWritten > 0 else { return nil }
+        return seal(
+            keypair: keypair, buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
+    }
+
+    /// Whether anything ack-eliciting waits to be sent.
+    var hasSomethingToSend: Bool {
+        probesOwed > 0 || pingPending || maxDataPending || !datagrams.isEmpty
+            || sendChannels.values.contains { $0.hasRetransmissions || ($0.hasNewData && sendCredit > 0) }
+    }
+
+    /// Writes control frames, datagrams and channel data; returns whether anything ack-eliciting was written.
+    private mutating func fillData(_ writer: inout ByteWriter, record: inout [SentFrame]) -> Bool {
+        var wrote = false
+        if maxDataPending, (try? Frame.maxData(advertisedMaxData).encode(into: &writer)) != nil {
+            maxDataPending = false
+            record.append(.maxData)
+            wrote = true
+        }
+        if pingPending, (try? Frame.ping.encode(into: &writer)) != nil {
+            pingPending = false
+            wrote = true
+        }
+        while let (channel, bytes) = datagrams.first {
+            let fitted: Bool = bytes.withUnsafeBytes { raw in
+                (try? Frame.datagram(DatagramFrame(channel: channel, data: raw)).encode(into: &writer)) != nil
+            }
+            guard fitted else { break }
+            datagrams.removeFirst()
+            wrote = true
+        }
+
+        var order = sendChannels.keys.sorted { (ChannelPriority(channel: $0), $0) < (ChannelPriority(channel: $1), $1) }
+        let bulkWaiting = order.contains { ChannelPriority(channel: $0) == .bulk && sendChannels[$0]!.hasDataToSend }
+        if bulkWaiting && packetsSinceBulk >= ChannelPriority.bulkShare - 1 {
+            order =
+                order.filter { ChannelPriority(channel: $0) == .bulk }
+                + order.filter { ChannelPriority(channel: $0) != .bulk }
+        }
+        var credit = sendCredit
+        let creditBefore = credit
+        var sentBulk = false
+        for channel in order {
+            while writer.remaining > 8,
+                let fragment = sendChannels[channel]!.nextFragment(
+                    frameSpace: writer.remaining, newDataCredit: &credit, incompleteMessages: &incompleteMessages)
+            {
+                let encoded: Bool = sendChannels[channel]!.withFragment(for: fragment) { message in
+                    (try? Frame.message(message).encode(into: &writer)) != nil
+                }
+                precondition(encoded, "a fragment sized for the remaining space did not fit")
+                record.append(.fragment(fragment))
+                wrote = true
+                if ChannelPriority(channel: channel) == .bulk { sentBulk = true }
+            }
+        }
+        creditUsed += creditBefore - credit
+        if sentBulk {
+            packetsSinceBulk = 0
+        } else if bulkWaiting {
+            packetsSinceBulk += 1
+        }
+        return wrote
+    }
+
+    private mutating func seal(
+        keypair: TransportKeypair, buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: [SentFrame],
+        ackEliciting: Bool, now: Instant
+    ) -> Int? {
+        let packetNumber = nextPacketNumber
+        nextPacketNumber += 1
+        guard
+            let length = try? keypair.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
+            (try? sentPackets.onSent(
+                packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
+                now: now)) != nil
+        else { return nil }
+        if record.contains(where: { if case .ack = $0 { return true } else { return false } }) {
+            receivedPackets.onAckSent()
+        }
+        if ackEliciting {
+            pacer.onSent(bytes: length)
+            if probesOwed > 0 { probesOwed -= 1 }
+        }
+        packetsUnderCurrentKey += 1
+        lastSentAt = now
+        statistics.packetsSent += 1
+        statistics.bytesSent += length
+        return length
+    }
+}

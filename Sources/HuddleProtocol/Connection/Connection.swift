@@ -1,0 +1,232 @@
+import DequeModule
+import HuddleCrypto
+import HuddleWire
+
+/// Identifies a connection within its ``Endpoint``.
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The endpoint-assigned number.
+    public let rawValue: UInt64
+
+    /// Wraps a number.
+    public init(_ rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { "#\(rawValue)" }
+}
+
+/// One encrypted, reliable connection to one peer, as a sans-IO state machine: reliable ordered channels with
+/// fragmentation, unreliable datagrams, ACKs, RFC 9002 loss recovery, congestion control with pacing, flow control,
+/// keepalive, idle timeout, rekeying and CLOSE.
+///
+/// The ``Endpoint`` owns connections: it runs handshakes, decrypts packets to the right connection and encrypts what
+/// ``pollTransmit(into:now:)`` builds. Nothing here reads a clock or the system RNG.
+public struct Connection {
+    /// Where a connection is in its life.
+    public enum State: Sendable, Equatable {
+        /// Waiting for the first handshake to complete.
+        case connecting
+        /// Keys confirmed; data flows.
+        case established
+        /// CLOSE sent or received; lingering to absorb stray packets until the instant given.
+        case draining(until: Instant)
+        /// Gone: the endpoint removes it.
+        case closed
+    }
+
+    /// The endpoint-assigned identifier.
+    public let id: ConnectionID
+    /// The peer's static key.
+    public let peer: X25519PublicKey
+    /// The peer's current address (updated when an authenticated packet arrives from a new one).
+    public internal(set) var address: NetworkAddress
+    /// Where the connection is in its life.
+    public internal(set) var state: State = .connecting
+    /// The configuration it runs with.
+    public let configuration: ConnectionConfiguration
+
+    // Keys. Packet numbers belong to the connection and never repeat, across keypairs too.
+    var current: TransportKeypair?
+    var previous: TransportKeypair?
+    var next: TransportKeypair?
+    var nextPacketNumber: UInt64 = 0
+    var packetsUnderCurrentKey: UInt64 = 0
+
+    // Handshake bookkeeping (the endpoint builds the messages).
+    var initiation: HandshakeMessages.Initiation?
+    var handshakeStartedAt: Instant?
+    var nextInitiationAt: Instant?
+    var cookie: [UInt8]?
+    var lastAcceptedTimestamp: TAI64N?
+    var lastInitiationAcceptedAt: Instant?
+
+    // Recovery.
+    var sentPackets = SentPacketTracker<[SentFrame]>()
+    var receivedPackets = ReceivedPacketTracker()
+    /// The round-trip estimate.
+    public internal(set) var rtt = RTTEstimator()
+    var congestion: any CongestionController
+    var pacer: Pacer
+    var probesOwed = 0
+    /// When the pacer will let the next packet go, if it held one back at the last poll.
+    var pacerReleaseAt: Instant?
+
+    // Channels and flow control.
+    var sendChannels: [ChannelID: SendChannel] = [:]
+    var receiveChannels: [ChannelID: ReceiveChannel] = [:]
+    var reassembly = ReassemblyBudget()
+    var incompleteMessages = IncompleteMessageAllowance()
+    /// The peer's MAX_DATA: total message bytes we may start.
+    var peerMaxData: UInt64
+    /// Total message bytes we have started.
+    var creditUsed: UInt64 = 0
+    /// The MAX_DATA we last advertised.
+    var advertisedMaxData: UInt64
+    /// Message bytes the application has taken.
+    var consumedBytes: UInt64 = 0
+    var maxDataPending = false
+    var datagrams = Deque<(ChannelID, [UInt8])>()
+    var packetsSinceBulk = 0
+
+    // Liveness.
+    var lastReceivedAt: Instant
+    var lastSentAt: Instant
+    var lastAckElicitingReceivedAt: Instant?
+    var pingPending = false
+    var closeFrame: CloseFrame?
+    var closeReason: ProtocolError?
+
+    var events = Deque<ConnectionEvent>()
+    /// Local indices no longer in use, for the endpoint to forget.
+    var retiredIndices: [ReceiverIndex] = []
+
+    /// Statistics for `/peers`-style reporting.
+    public internal(set) var statistics = ConnectionStatistics()
+
+    /// A new connection to `peer` at `address`, created at `now`.
+    public init(
+        id: ConnectionID, peer: X25519PublicKey, address: NetworkAddress, configuration: ConnectionConfiguration,
+        now: Instant
+    ) {
+        self.id = id
+        self.peer = peer
+        self.address = address
+        self.configuration = configuration
+        switch configuration.congestionControl {
+        case .cubic: congestion = Cubic(maxDatagramSize: configuration.maxDatagramSize)
+        case .newReno: congestion = NewReno(maxDatagramSize: configuration.maxDatagramSize)
+        }
+        pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
+        // Both sides start with the whole reassembly budget as implicit credit, so no round trip is needed first.
+        let initialWindow = UInt64(ProtocolLimits.maxReassemblyBytesPerConnection)
+        peerMaxData = initialWindow
+        advertisedMaxData = initialWindow
+        reassembly.flowControlLimit = initialWindow
+        lastReceivedAt = now
+        lastSentAt = now
+    }
+
+    // MARK: - Application API
+
+    /// Queues a reliable message on `channel`. Throws ``ProtocolError/messageTooLarge(size:limit:)`` above 256 KiB,
+    /// ``ProtocolError/queueFull(limit:)`` while the channel's queue is full (wait for ``ConnectionEvent/delivered``
+    /// events), ``ProtocolError/connectionClosed`` after close.
+    public mutating func send(_ message: [UInt8], on channel: ChannelID) throws(ProtocolError) -> MessageSequence {
+        guard isOpen else { throw .connectionClosed }
+        var sender = sendChannels[channel] ?? SendChannel(channel: channel)
+        let sequence = try sender.enqueue(message)
+        sendChannels[channel] = sender
+        return sequence
+    }
+
+    /// Queues an unreliable datagram (dropped, oldest first, when more than
+    /// ``ProtocolLimits/maxQueuedDatagrams`` wait). Throws for oversized datagrams or a closed connection.
+    public mutating func sendDatagram(_ bytes: [UInt8], on channel: ChannelID) throws(ProtocolError) {
+        guard isOpen else { throw .connectionClosed }
+        let limit = Self.maxDatagramPayload(datagramSize: configuration.maxDatagramSize)
+        guard bytes.count <= limit else { throw .messageTooLarge(size: bytes.count, limit: limit) }
+        if datagrams.count >= ProtocolLimits.maxQueuedDatagrams {
+            datagrams.removeFirst()
+            statistics.datagramsDropped += 1
+        }
+        datagrams.append((channel, bytes))
+    }
+
+    /// Whether `channel` can accept another message of `size` bytes now.
+    public func canSend(size: Int, on channel: ChannelID) -> Bool {
+        guard isOpen else { return false }
+        let queued = sendChannels[channel]?.queuedBytes ?? 0
+        return queued + size <= ProtocolLimits.maxQueuedBytesPerChannel
+            && (sendChannels[channel]?.queuedMessages ?? 0) < ProtocolLimits.maxQueuedMessagesPerChannel
+    }
+
+    /// Starts an orderly close: a CLOSE frame with `code` and `reason` is sent, then the connection drains.
+    public mutating func close(code: CloseCode = .noError, reason: String = "", now: Instant) {
+        guard isOpen else { return }
+        var trimmed = reason
+        while trimmed.utf8.count > WireLimits.maxCloseReasonLength { trimmed.removeLast() }
+        closeFrame = CloseFrame(code: code, reason: trimmed)
+        if current == nil {
+            finish(reason: nil, now: now)
+        }
+    }
+
+    /// The next event, or `nil`.
+    public mutating func pollEvent() -> ConnectionEvent? {
+        guard let event = events.popFirst() else { return nil }
+        if case .message(_, let bytes) = event { consumed(bytes.count) }
+        return event
+    }
+
+    /// Whether the connection still accepts sends.
+    public var isOpen: Bool {
+        switch state {
+        case .connecting, .established: return closeFrame == nil
+        case .draining, .closed: return false
+        }
+    }
+
+    /// Bytes the congestion controller currently allows in flight.
+    public var congestionWindow: Int { congestion.congestionWindow }
+
+    /// Bytes in flight.
+    public var bytesInFlight: Int { sentPackets.bytesInFlight }
+
+    /// The largest DATAGRAM payload that fits one packet of `datagramSize`.
+    public static func maxDatagramPayload(datagramSize: Int) -> Int {
+        // Header and tag, then a DATAGRAM frame: type (1), channel (up to 2), length (up to 2).
+        datagramSize - TransportHeader.encodedLength - TransportHeader.tagLength - 5
+    }
+
+    // MARK: - Flow control
+
+    private mutating func consumed(_ bytes: Int) {
+        consumedBytes += UInt64(bytes)
+        let window = UInt64(reassembly.maxBytes)
+        let proposed = min(consumedBytes + window, reassembly.largestSafeFlowControlLimit)
+        if proposed >= advertisedMaxData + window / 4 {
+            advertisedMaxData = proposed
+            reassembly.flowControlLimit = proposed
+            maxDataPending = true
+        }
+    }
+
+    var sendCredit: UInt64 { peerMaxData > creditUsed ? peerMaxData - creditUsed : 0 }
+
+    // MARK: - Closing
+
+    /// Ends the connection: reports every unacknowledged message as undelivered, then drains.
+    mutating func finish(reason: ProtocolError?, now: Instant) {
+        guard state != .closed else { return }
+        if case .draining = state { return }
+        var undelivered: [UndeliveredMessage] = []
+        for (channel, sender) in sendChannels.sorted(by: { $0.key < $1.key }) {
+            undelivered += sender.unacknowledgedSequences.map { UndeliveredMessage(channel: channel, sequence: $0) }
+        }
+        sendChannels.removeAll()
+        datagrams.removeAll()
+        closeReason = reason
+        events.append(.closed(reason: reason, undelivered: undelivered))
+        state = .draining(until: now + configuration.drainPeriod)
+    }
+}

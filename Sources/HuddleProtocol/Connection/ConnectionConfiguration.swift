@@ -1,0 +1,36 @@
+/// The tunables of one connection. Defaults follow WireGuard's timers and QUIC's recovery constants.
+public struct ConnectionConfiguration: Sendable, Hashable {
+    /// Which congestion controller a connection uses.
+    public enum CongestionControl: Sendable, Hashable {
+        /// RFC 9438 CUBIC (the default).
+        case cubic
+        /// RFC 9002 NewReno.
+        case newReno
+    }
+
+    /// The largest UDP payload sent (1200 bytes, QUIC's safe minimum, by default).
+    public var maxDatagramSize: Int = 1200
+    /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``.
+    public var idleTimeout: Duration = .seconds(30)
+    /// After receiving without sending for this long, a connection sends a keepalive.
+    public var keepaliveInterval: Duration = .seconds(10)
+    /// The congestion controller.
+    public var congestionControl: CongestionControl = .cubic
+    /// A keypair older than this is replaced by a new handshake (WireGuard's REKEY_AFTER_TIME).
+    public var rekeyAfterTime: Duration = .seconds(120)
+    /// A keypair older than this is never used again (WireGuard's REJECT_AFTER_TIME).
+    public var rejectAfterTime: Duration = .seconds(180)
+    /// Packets sent under one keypair before a new handshake starts.
+    public var rekeyAfterPackets: UInt64 = ProtocolLimits.rekeyAfterPackets
+    /// Time between handshake initiation retries (WireGuard's REKEY_TIMEOUT), plus up to ``handshakeJitter``.
+    public var handshakeRetryInterval: Duration = .seconds(5)
+    /// The largest random extra delay added to each retry, so peers do not retry in lockstep.
+    public var handshakeJitter: Duration = .milliseconds(333)
+    /// A handshake that has not completed after this long fails with ``ProtocolError/handshakeTimeout``.
+    public var handshakeTimeout: Duration = .seconds(90)
+    /// How long a closing connection keeps its state to answer stray packets before it is forgotten.
+    public var drainPeriod: Duration = .seconds(3)
+
+    /// The default configuration.
+    public init() {}
+}

@@ -1,0 +1,30 @@
+import HuddleWire
+
+/// Something a connection reports to its owner, in order.
+public enum ConnectionEvent: Sendable, Equatable {
+    /// The handshake completed and keys are confirmed: messages flow.
+    case established
+    /// A complete reliable message, in order for its channel, exactly once.
+    case message(channel: ChannelID, bytes: [UInt8])
+    /// An unreliable datagram.
+    case datagram(channel: ChannelID, bytes: [UInt8])
+    /// The peer now holds every byte of this message (it delivers it once earlier ones are complete).
+    case delivered(channel: ChannelID, sequence: MessageSequence)
+    /// The connection closed. `reason` is `nil` for a local, orderly close. `undelivered` lists every accepted
+    /// message the peer did not acknowledge: none is ever lost silently.
+    case closed(reason: ProtocolError?, undelivered: [UndeliveredMessage])
+}
+
+/// An accepted message whose delivery could not be confirmed before its connection closed.
+public struct UndeliveredMessage: Sendable, Hashable {
+    /// Its channel.
+    public var channel: ChannelID
+    /// Its sequence number on that channel.
+    public var sequence: MessageSequence
+
+    /// A record of an undelivered message.
+    public init(channel: ChannelID, sequence: MessageSequence) {
+        self.channel = channel
+        self.sequence = sequence
+    }
+}

@@ -1,0 +1,234 @@
+import HuddleCrypto
+import HuddleWire
+
+extension Endpoint {
+    /// Processes one received datagram (decrypting in place). Never throws and never answers unauthenticated input:
+    /// everything that fails a check is dropped and counted in ``statistics``.
+    public mutating func handle(datagram: UnsafeMutableRawBufferPointer, from source: NetworkAddress, now: Instant) {
+        statistics.datagramsReceived += 1
+        guard let type = try? PacketClassifier.classify(UnsafeRawBufferPointer(datagram)) else {
+            statistics.malformedDropped += 1
+            return
+        }
+        switch type {
+        case .transportData: handleTransport(datagram, from: source, now: now)
+        case .handshakeInitiation: handleInitiation(Array(datagram), from: source, now: now)
+        case .handshakeResponse: handleResponse(Array(datagram), from: source, now: now)
+        case .cookieReply: handleCookieReply(Array(datagram), now: now)
+        }
+    }
+
+    /// ``handle(datagram:from:now:)`` for an array (copies; for tests and the simulator).
+    public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
+        var copy = datagram
+        copy.withUnsafeMutableBytes { handle(datagram: $0, from: source, now: now) }
+    }
+
+    // MARK: - Transport
+
+    private mutating func handleTransport(
+        _ datagram: UnsafeMutableRawBufferPointer, from source: NetworkAddress, now: Instant
+    ) {
+        guard let header = try? TransportHeader(decoding: UnsafeRawBufferPointer(datagram)) else {
+            statistics.malformedDropped += 1
+            return
+        }
+        guard let id = connectionByIndex[header.receiverIndex],
+            let slot = connections[id]?.slot(for: header.receiverIndex)
+        else {
+            statistics.unknownIndexDropped += 1
+            return
+        }
+        guard let range = connections[id]!.open(datagram, header: header, slot: slot, now: now) else {
+            statistics.transportRejected += 1
+            return
+        }
+        // Roaming: an authenticated packet from a new address moves the path there (as WireGuard does).
+        if connections[id]!.address != source { connections[id]!.address = source }
+        connections[id]!.handlePayload(
+            UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, now: now)
+        collectRetiredIndices(id)
+    }
+
+    // MARK: - Handshake: responder side
+
+    private mutating func handleInitiation(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
+        // mac1 first: one keyed hash per known mac secret, and no Diffie-Hellman for strangers (H4, D1).
+        guard
+            peers.values.contains(where: { $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) }
+            )
+        else {
+            statistics.mac1Failures += 1
+            return
+        }
+        guard let layout = try? HandshakeInitiation(decoding: bytes) else {
+            statistics.malformedDropped += 1
+            return
+        }
+        if isUnderLoad(now: now) {
+            let cookie = cookieJar.currentCookie(forAddress: source.canonicalBytes, now: now)
+            guard let cookie,
+                MacAuthenticator.hasValidMac2(bytes, mac2Offset: HandshakeInitiation.mac2Offset, cookie: cookie)
+            else {
+                sendCookieReply(answering: bytes, senderIndex: layout.senderIndex, to: source, now: now)
+                return
+            }
+        }
+        statistics.initiationsProcessed += 1
+        guard
+            let received = try? HandshakeMessages.readInitiation(
+                layout, localStatic: configuration.identity.agreementKey, prologue: configuration.prologue,
+                using: &random)
+        else {
+            statistics.handshakeFailures += 1
+            return
+        }
+        // Only authorised peers, and only with their own mac secret (H3).
+        guard let peer = peers[received.initiatorStatic],
+            peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
+        else {
+            statistics.unknownPeerDropped += 1
+            return
+        }
+        let id =
+            connectionByPeer[received.initiatorStatic]
+            ?? makeConnection(
+                peer: received.initiatorStatic, address: source, now: now)
+        var connection = connections[id]!
+        if let last = connection.lastAcceptedTimestamp, received.timestamp <= last {
+            statistics.staleTimestampDropped += 1
+            return
+        }
+        if let last = connection.lastInitiationAcceptedAt, now - last < configuration.minimumInitiationInterval {
+            statistics.floodDropped += 1
+            return
+        }
+        // Simultaneous open (H9): the side with the smaller static key keeps its own initiation.
+        if connection.initiation != nil, staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes) {
+            statistics.simultaneousInitiationsDropped += 1
+            return
+        }
+        let localIndex = allocateIndex()
+        guard
+            let (keys, response) = try? HandshakeMessages.makeResponse(
+                to: received, presharedKey: peer.credentials.presharedKey, senderIndex: localIndex,
+                authenticator: peer.outgoing, cookie: nil),
+            let keypair = try? TransportKeypair(
+                keys: keys, localIndex: localIndex, remoteIndex: received.senderIndex, isInitiator: false, created: now)
+        else {
+            statistics.handshakeFailures += 1
+            return
+        }
+        connection.lastAcceptedTimestamp = received.timestamp
+        connection.lastInitiationAcceptedAt = now
+        connection.address = source
+        connection.installResponderKeypair(keypair, now: now)
+        connections[id] = connection
+        connectionByIndex[localIndex] = id
+        collectRetiredIndices(id)
+        outbox.append((source, response))
+        statistics.responsesSent += 1
+    }
+
+    /// Counts initiations per second; above the configured rate the endpoint demands cookies.
+    private mutating func isUnderLoad(now: Instant) -> Bool {
+        if now - loadWindowStart >= .seconds(1) {
+            loadWindowStart = now
+            initiationsInWindow = 0
+        }
+        initiationsInWindow += 1
+        return initiationsInWindow > configuration.initiationsPerSecondBeforeCookies
+    }
+
+    private mutating func sendCookieReply(
+        answering bytes: [UInt8], senderIndex: ReceiverIndex, to source: NetworkAddress, now: Instant
+    ) {
+        guard
+            let peer = peers.values.first(where: {
+                $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
+            })
+        else { return }
+        let cookie = cookieJar.cookie(forAddress: source.canonicalBytes, now: now, using: &random)
+        let nonce = random.bytes(count: XChaChaPoly.nonceLength)
+        let mac1 = bytes[HandshakeInitiation.mac1Offset..<(HandshakeInitiation.mac1Offset + MacAuthenticator.macLength)]
+        guard let sealed = try? peer.incoming.sealCookie(cookie, nonce: nonce, answeringMac1: mac1),
+            let reply = try? CookieReply(receiverIndex: senderIndex, nonce: nonce, encryptedCookie: sealed).encoded()
+        else { return }
+        outbox.append((source, reply))
+        statistics.cookieRepliesSent += 1
+    }
+
+    // MARK: - Handshake: initiator side
+
+    private mutating func handleResponse(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
+        guard let layout = try? HandshakeResponse(decoding: bytes),
+            let id = connectionByIndex[layout.receiverIndex],
+            let initiation = connections[id]?.initiation, initiation.senderIndex == layout.receiverIndex,
+            let peer = peers[initiation.remoteStatic]
+        else {
+            statistics.responsesDropped += 1
+            return
+        }
+        guard peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeResponse.mac1Offset) else {
+            statistics.mac1Failures += 1
+            return
+        }
+        guard let keys = try? HandshakeMessages.readResponse(layout, for: initiation),
+            let keypair = try? TransportKeypair(
+                keys: keys, localIndex: initiation.senderIndex, remoteIndex: layout.senderIndex, isInitiator: true,
+                created: now)
+        else {
+            statistics.responsesDropped += 1
+            connections[id]!.initiation = nil
+            connections[id]!.nextInitiationAt = connections[id]!.nextInitiationAt ?? now
+            return
+        }
+        connections[id]!.address = source
+        connections[id]!.installInitiatorKeypair(keypair, now: now)
+        collectRetiredIndices(id)
+    }
+
+    private mutating func handleCookieReply(_ bytes: [UInt8], now: Instant) {
+        guard let layout = try? CookieReply(decoding: bytes),
+            let id = connectionByIndex[layout.receiverIndex],
+            let initiation = connections[id]?.initiation, initiation.senderIndex == layout.receiverIndex,
+            let peer = peers[initiation.remoteStatic],
+            let cookie = try? peer.outgoing.openCookie(
+                layout.encryptedCookie, nonce: layout.nonce, answeringMac1: initiation.mac1),
+            let restamped = try? HandshakeMessages.restamp(initiation, authenticator: peer.outgoing, cookie: cookie)
+        else {
+            statistics.responsesDropped += 1
+            return
+        }
+        statistics.cookieRepliesAccepted += 1
+        connections[id]!.cookie = cookie
+        connections[id]!.initiation = restamped
+        outbox.append((connections[id]!.address, restamped.datagram))
+        statistics.initiationsSent += 1
+    }
+
+    /// Sends a (re)initiation for connection `id` if one is due: a fresh ephemeral key and timestamp each time.
+    mutating func sendInitiationIfWanted(_ id: ConnectionID, now: Instant) {
+        guard let connection = connections[id], connection.wantsInitiation(now: now) else { return }
+        guard let peer = peers[connection.peer] else {
+            connections[id]!.finish(reason: .unknownPeer, now: now)
+            return
+        }
+        let index = allocateIndex()
+        let timestamp = timestamps.timestamp(now: now)
+        guard
+            let initiation = try? HandshakeMessages.makeInitiation(
+                localStatic: configuration.identity.agreementKey, remoteStatic: connection.peer,
+                presharedKey: peer.credentials.presharedKey, prologue: configuration.prologue, senderIndex: index,
+                timestamp: timestamp, authenticator: peer.outgoing, cookie: connection.cookie, using: &random)
+        else { return }
+        let jitter = Duration.nanoseconds(
+            Int64.random(in: 0...max(configuration.connection.handshakeJitter.nanoseconds, 0), using: &random))
+        connections[id]!.initiationSent(
+            initiation, retryDelay: configuration.connection.handshakeRetryInterval + jitter, now: now)
+        connectionByIndex[index] = id
+        collectRetiredIndices(id)
+        outbox.append((connection.address, initiation.datagram))
+        statistics.initiationsSent += 1
+    }
+}

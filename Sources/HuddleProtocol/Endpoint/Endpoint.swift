@@ -1,0 +1,230 @@
+import DequeModule
+import HuddleCrypto
+import HuddleWire
+
+/// One UDP socket's worth of Huddle: many encrypted, reliable connections, the handshakes that create and rekey
+/// them, and the drop rules for everything else — as a sans-IO state machine.
+///
+/// Inputs are ``handle(datagram:from:now:)``, ``handleTimeout(now:)`` and the application calls (``connect(to:at:now:)``,
+/// ``send(_:on:to:)``, ...); outputs are ``pollTransmit(into:now:)`` (call until `nil`), ``pollEvent()`` and
+/// ``nextDeadline``. Time always comes in as `now`; randomness from the seeded generator given at creation.
+///
+/// Bad input: anything that does not authenticate is dropped silently and counted in ``statistics``; an
+/// authenticated peer that breaks the protocol gets CLOSE(protocolViolation) on its connection only.
+public struct Endpoint {
+    /// The configuration.
+    public let configuration: EndpointConfiguration
+    /// Counters of everything dropped or done.
+    public internal(set) var statistics = EndpointStatistics()
+
+    var random: ChaChaRandomGenerator
+    var timestamps: TimestampClock
+    var peers: [X25519PublicKey: Peer] = [:]
+    var connections: [ConnectionID: Connection] = [:]
+    var connectionOrder: [ConnectionID] = []
+    var connectionByPeer: [X25519PublicKey: ConnectionID] = [:]
+    var connectionByIndex: [ReceiverIndex: ConnectionID] = [:]
+    var nextConnectionNumber: UInt64 = 1
+    var outbox = Deque<(NetworkAddress, [UInt8])>()
+    var transmitCursor = 0
+    var eventCursor = 0
+    var cookieJar = CookieJar()
+    var loadWindowStart = Instant.zero
+    var initiationsInWindow = 0
+
+    /// A peer's credentials and the `mac1` keys derived from them.
+    struct Peer {
+        var credentials: PeerCredentials
+        /// Stamps messages we send to the peer (keyed to its static key).
+        var outgoing: MacAuthenticator
+        /// Verifies messages the peer sends us (keyed to our static key).
+        var incoming: MacAuthenticator
+    }
+
+    /// An endpoint with `configuration`, drawing every random value (ephemeral keys, indices, jitter, cookie
+    /// secrets) from `generator`: seed it from the system CSPRNG in production, from a test seed in the simulator.
+    public init(configuration: EndpointConfiguration, generator: ChaChaRandomGenerator) {
+        self.configuration = configuration
+        self.random = generator
+        self.timestamps = TimestampClock(wallClockAtOrigin: configuration.wallClockAtOrigin)
+    }
+
+    /// This endpoint's Noise static key.
+    public var staticKey: X25519PublicKey { configuration.identity.agreementKey.publicKey }
+
+    // MARK: - Peers and connections
+
+    /// Authorises a peer: handshakes from its static key are answered, and ``connect(to:at:now:)`` can reach it.
+    /// Replaces earlier credentials for the same key.
+    public mutating func addPeer(_ credentials: PeerCredentials) throws {
+        peers[credentials.staticKey] = Peer(
+            credentials: credentials,
+            outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
+            incoming: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: staticKey))
+    }
+
+    /// Forgets a peer and closes its connection, if any.
+    public mutating func removePeer(_ staticKey: X25519PublicKey, now: Instant) {
+        peers[staticKey] = nil
+        if let id = connectionByPeer[staticKey] { close(id, code: .noError, reason: "removed", now: now) }
+    }
+
+    /// The connection to `peer`, created (and its handshake started) if there is none. Throws
+    /// ``ProtocolError/unknownPeer`` for a peer that was not added.
+    @discardableResult
+    public mutating func connect(
+        to peer: X25519PublicKey, at address: NetworkAddress, now: Instant
+    ) throws(ProtocolError)
+        -> ConnectionID
+    {
+        if let id = connectionByPeer[peer] { return id }
+        guard peers[peer] != nil else { throw .unknownPeer }
+        let id = makeConnection(peer: peer, address: address, now: now)
+        connections[id]!.requestHandshake(now: now)
+        sendInitiationIfWanted(id, now: now)
+        return id
+    }
+
+    /// The connection with `id`, for inspection.
+    public func connection(_ id: ConnectionID) -> Connection? { connections[id] }
+
+    /// The connection to `peer`, if any.
+    public func connectionID(for peer: X25519PublicKey) -> ConnectionID? { connectionByPeer[peer] }
+
+    /// Every live connection.
+    public var connectionIDs: [ConnectionID] { connectionOrder }
+
+    /// Queues a reliable message; see ``Connection/send(_:on:)``.
+    public mutating func send(
+        _ message: [UInt8], on channel: ChannelID, to id: ConnectionID
+    ) throws(ProtocolError)
+        -> MessageSequence
+    {
+        guard connections[id] != nil else { throw .connectionClosed }
+        return try connections[id]!.send(message, on: channel)
+    }
+
+    /// Queues an unreliable datagram; see ``Connection/sendDatagram(_:on:)``.
+    public mutating func sendDatagram(
+        _ bytes: [UInt8], on channel: ChannelID, to id: ConnectionID
+    ) throws(ProtocolError) {
+        guard connections[id] != nil else { throw .connectionClosed }
+        try connections[id]!.sendDatagram(bytes, on: channel)
+    }
+
+    /// Closes a connection (CLOSE with `code` and `reason` is sent if keys exist).
+    public mutating func close(_ id: ConnectionID, code: CloseCode, reason: String, now: Instant) {
+        connections[id]?.close(code: code, reason: reason, now: now)
+        collectRetiredIndices(id)
+    }
+
+    func makeConnectionID() -> ConnectionID { ConnectionID(nextConnectionNumber) }
+
+    mutating func makeConnection(peer: X25519PublicKey, address: NetworkAddress, now: Instant) -> ConnectionID {
+        let id = ConnectionID(nextConnectionNumber)
+        nextConnectionNumber += 1
+        connections[id] = Connection(
+            id: id, peer: peer, address: address, configuration: configuration.connection, now: now)
+        connectionOrder.append(id)
+        connectionByPeer[peer] = id
+        return id
+    }
+
+    /// A fresh random receiver index that is not in use.
+    mutating func allocateIndex() -> ReceiverIndex {
+        while true {
+            let candidate = ReceiverIndex(UInt32.random(in: 1...UInt32.max, using: &random))
+            if connectionByIndex[candidate] == nil { return candidate }
+        }
+    }
+
+    /// Forgets indices a connection no longer uses.
+    mutating func collectRetiredIndices(_ id: ConnectionID) {
+        guard let retired = connections[id]?.retiredIndices, !retired.isEmpty else { return }
+        for index in retired where connectionByIndex[index] == id { connectionByIndex[index] = nil }
+        connections[id]!.retiredIndices.removeAll()
+    }
+
+    mutating func removeConnection(_ id: ConnectionID) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        connectionOrder.removeAll { $0 == id }
+        if connectionByPeer[connection.peer] == id { connectionByPeer[connection.peer] = nil }
+        for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
+    }
+
+    // MARK: - Events
+
+    /// The next event, or `nil`. Messages count as consumed (and reopen flow-control credit) when returned here.
+    public mutating func pollEvent() -> EndpointEvent? {
+        let count = connectionOrder.count
+        guard count > 0 else { return nil }
+        for step in 0..<count {
+            let id = connectionOrder[(eventCursor + step) % count]
+            guard let event = connections[id]!.pollEvent() else { continue }
+            eventCursor = (eventCursor + step) % count
+            let peer = connections[id]!.peer
+            switch event {
+            case .established: return .connected(id, peer: peer)
+            case .message(let channel, let bytes): return .message(id, channel: channel, bytes: bytes)
+            case .datagram(let channel, let bytes): return .datagram(id, channel: channel, bytes: bytes)
+            case .delivered(let channel, let sequence): return .delivered(id, channel: channel, sequence: sequence)
+            case .closed(let reason, let undelivered):
+                return .closed(id, peer: peer, reason: reason, undelivered: undelivered)
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Timers and transmission
+
+    /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
+    public var nextDeadline: Instant? {
+        connections.values.compactMap(\.nextDeadline).min()
+    }
+
+    /// Runs every connection's due timers, sends handshake retries and forgets closed connections.
+    public mutating func handleTimeout(now: Instant) {
+        for id in connectionOrder {
+            connections[id]!.handleTimeout(now: now)
+            sendInitiationIfWanted(id, now: now)
+            collectRetiredIndices(id)
+        }
+        for id in connectionOrder where connections[id]!.state == .closed && connections[id]!.events.isEmpty {
+            removeConnection(id)
+        }
+    }
+
+    /// Writes the next datagram to send into `buffer` (at least the configured datagram size) and returns its
+    /// destination and length, or `nil` when nothing is due. Handshake messages go first, then connections in
+    /// round-robin order.
+    public mutating func pollTransmit(
+        into buffer: UnsafeMutableRawBufferPointer, now: Instant
+    ) -> (
+        destination: NetworkAddress, length: Int
+    )? {
+        if let (destination, datagram) = outbox.popFirst() {
+            precondition(buffer.count >= datagram.count, "transmit buffer too small")
+            datagram.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            return (destination, datagram.count)
+        }
+        let count = connectionOrder.count
+        for step in 0..<count {
+            let id = connectionOrder[(transmitCursor + step) % count]
+            if let length = connections[id]!.pollTransmit(into: buffer, now: now) {
+                transmitCursor = (transmitCursor + step + 1) % max(count, 1)
+                collectRetiredIndices(id)
+                return (connections[id]!.address, length)
+            }
+        }
+        return nil
+    }
+
+    /// ``pollTransmit(into:now:)`` returning an array (allocates; for tests and the simulator).
+    public mutating func pollTransmit(now: Instant) -> (destination: NetworkAddress, datagram: [UInt8])? {
+        var buffer = [UInt8](repeating: 0, count: max(configuration.connection.maxDatagramSize, 148))
+        let result = buffer.withUnsafeMutableBytes { pollTransmit(into: $0, now: now) }
+        guard let result else { return nil }
+        buffer.removeSubrange(result.length...)
+        return (result.destination, buffer)
+    }
+}

@@ -1,0 +1,16 @@
+import HuddleCrypto
+import HuddleWire
+
+/// Something an ``Endpoint`` reports, in order per connection.
+public enum EndpointEvent: Sendable, Equatable {
+    /// A connection's handshake completed; messages flow.
+    case connected(ConnectionID, peer: X25519PublicKey)
+    /// A complete reliable message, exactly once and in order for its channel.
+    case message(ConnectionID, channel: ChannelID, bytes: [UInt8])
+    /// An unreliable datagram.
+    case datagram(ConnectionID, channel: ChannelID, bytes: [UInt8])
+    /// The peer holds every byte of this message.
+    case delivered(ConnectionID, channel: ChannelID, sequence: MessageSequence)
+    /// A connection ended; `undelivered` lists every accepted message whose delivery was not confirmed.
+    case closed(ConnectionID, peer: X25519PublicKey, reason: ProtocolError?, undelivered: [UndeliveredMessage])
+}

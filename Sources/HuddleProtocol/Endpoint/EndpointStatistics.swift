@@ -1,0 +1,35 @@
+/// Counters of everything an endpoint dropped or did, so silent drops are still visible.
+public struct EndpointStatistics: Sendable, Hashable {
+    /// Datagrams handed to ``Endpoint/handle(datagram:from:now:)``.
+    public var datagramsReceived = 0
+    /// Dropped before any cryptography: wrong size, unknown type, non-zero reserved bytes.
+    public var malformedDropped = 0
+    /// Initiations or responses whose `mac1` did not verify (no Diffie-Hellman was done for them).
+    public var mac1Failures = 0
+    /// Initiations processed with Diffie-Hellman (a stranger's datagrams never count here).
+    public var initiationsProcessed = 0
+    /// Initiations that failed Noise processing (forged, wrong prologue, low-order keys).
+    public var handshakeFailures = 0
+    /// Initiations from static keys that are not authorized peers (TEST-MATRIX H3).
+    public var unknownPeerDropped = 0
+    /// Initiations whose timestamp was not newer than the last accepted one (replays, H6).
+    public var staleTimestampDropped = 0
+    /// Initiations that came too soon after an accepted one (floods, H7).
+    public var floodDropped = 0
+    /// Initiations dropped because our own concurrent initiation wins the tie-break (H9).
+    public var simultaneousInitiationsDropped = 0
+    /// Cookie replies sent while under load.
+    public var cookieRepliesSent = 0
+    /// Cookie replies received and accepted.
+    public var cookieRepliesAccepted = 0
+    /// Handshake initiations sent (first attempts, retries and rekeys).
+    public var initiationsSent = 0
+    /// Handshake responses sent.
+    public var responsesSent = 0
+    /// Responses or cookie replies for no pending handshake, or that did not authenticate.
+    public var responsesDropped = 0
+    /// Transport packets for an unknown receiver index.
+    public var unknownIndexDropped = 0
+    /// Transport packets that failed authentication, were replays, or used an expired keypair.
+    public var transportRejected = 0
+}

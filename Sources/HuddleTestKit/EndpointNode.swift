@@ -1,0 +1,151 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// An ``Endpoint`` running inside a ``SimulatedNetwork``, with an application model: it feeds its workloads into
+/// the endpoint, drains every event, and checks each delivered message is the next one expected on its channel,
+/// byte for byte, exactly once.
+public struct EndpointNode: SimulatedNode {
+    /// Per (peer, channel) receive bookkeeping.
+    public struct ReceiveState: Sendable {
+        /// Messages received so far (the next expected sequence).
+        public var count = 0
+        /// Bytes received so far.
+        public var bytes = 0
+    }
+
+    /// The protocol core under test.
+    public var endpoint: Endpoint
+    /// What this node sends.
+    public var workloads: [Workload]
+    /// The sizes each peer sends on each channel, so deliveries can be checked.
+    public var expectedSizes: [ExpectationKey: [Int]]
+    /// What arrived, per sender and channel.
+    public private(set) var received: [ExpectationKey: ReceiveState] = [:]
+    /// Peers whose connection completed a handshake (counted per event).
+    public private(set) var connectedEvents = 0
+    /// Connections that closed, with their reasons and undelivered messages.
+    public private(set) var closures:
+        [(peer: X25519PublicKey, reason: ProtocolError?, undelivered: [UndeliveredMessage])] = []
+    /// Messages the peer confirmed, per channel.
+    public private(set) var deliveredConfirmations = 0
+    /// Invariant violations seen by this node (the network's checker reports them).
+    public private(set) var violations: [String] = []
+
+    /// Identifies a stream: the sender's static key and the channel.
+    public struct ExpectationKey: Hashable, Sendable {
+        /// The sender.
+        public var sender: X25519PublicKey
+        /// The channel.
+        public var channel: ChannelID
+
+        /// A key for `sender` on `channel`.
+        public init(sender: X25519PublicKey, channel: ChannelID) {
+            self.sender = sender
+            self.channel = channel
+        }
+    }
+
+    /// A node running `endpoint` that sends `workloads` and expects `expectedSizes`.
+    public init(endpoint: Endpoint, workloads: [Workload] = [], expectedSizes: [ExpectationKey: [Int]] = [:]) {
+        self.endpoint = endpoint
+        self.workloads = workloads
+        self.expectedSizes = expectedSizes
+    }
+
+    public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
+        endpoint.handle(datagram: datagram, from: source, now: now)
+        pump(now: now)
+    }
+
+    public mutating func handleTimeout(now: Instant) {
+        endpoint.handleTimeout(now: now)
+        pump(now: now)
+    }
+
+    public mutating func pollTransmit(now: Instant) -> SimulatedTransmit? {
+        guard let (destination, datagram) = endpoint.pollTransmit(now: now) else { return nil }
+        return SimulatedTransmit(destination: destination, datagram: datagram)
+    }
+
+    public var nextDeadline: Instant? { endpoint.nextDeadline }
+
+    /// Connects to `peer` and runs the application model.
+    public mutating func connect(to peer: X25519PublicKey, at address: NetworkAddress, now: Instant) throws {
+        try endpoint.connect(to: peer, at: address, now: now)
+        pump(now: now)
+    }
+
+    /// Feeds workloads and drains events.
+    public mutating func pump(now: Instant) {
+        feedWorkloads()
+        drainEvents()
+        feedWorkloads()
+    }
+
+    private mutating func feedWorkloads() {
+        for index in workloads.indices {
+            let peer = workloads[index].peer
+            guard let id = endpoint.connectionID(for: peer), endpoint.connection(id)?.state == .established else {
+                continue
+            }
+            while !workloads[index].isFullyAccepted {
+                let sequence = workloads[index].accepted
+                let size = workloads[index].sizes[sequence]
+                let channel = workloads[index].channel
+                guard endpoint.connection(id)?.canSend(size: size, on: channel) == true else { break }
+                let bytes = MessagePattern.bytes(channel: channel.rawValue, sequence: UInt64(sequence), size: size)
+                do {
+                    _ = try endpoint.send(bytes, on: channel, to: id)
+                    workloads[index].accepted += 1
+                } catch {
+                    break
+                }
+            }
+        }
+    }
+
+    private mutating func drainEvents() {
+        while let event = endpoint.pollEvent() {
+            switch event {
+            case .connected:
+                connectedEvents += 1
+            case .message(let id, let channel, let bytes):
+                guard let peer = endpoint.connection(id)?.peer else { continue }
+                let key = ExpectationKey(sender: peer, channel: channel)
+                var state = received[key] ?? ReceiveState()
+                let sequence = state.count
+                if let sizes = expectedSizes[key] {
+                    if sequence >= sizes.count {
+                        violations.append("extra message \(sequence) on channel \(channel) (duplicate delivery)")
+                    } else if !MessagePattern.matches(
+                        bytes, channel: channel.rawValue, sequence: UInt64(sequence), expectedSize: sizes[sequence])
+                    {
+                        violations.append(
+                            "message \(sequence) on channel \(channel): \(bytes.count) bytes differ from what was sent")
+                    }
+                }
+                state.count += 1
+                state.bytes += bytes.count
+                received[key] = state
+            case .datagram:
+                break
+            case .delivered:
+                deliveredConfirmations += 1
+            case .closed(_, let peer, let reason, let undelivered):
+                closures.append((peer, reason, undelivered))
+            }
+        }
+    }
+
+    /// Whether every expected message from every sender arrived.
+    public var receivedEverything: Bool {
+        expectedSizes.allSatisfy { key, sizes in (received[key]?.count ?? 0) == sizes.count }
+    }
+
+    /// Total workload bytes received.
+    public var receivedBytes: Int { received.values.reduce(0) { $0 + $1.bytes } }
+
+    /// Total workload messages received.
+    public var receivedMessages: Int { received.values.reduce(0) { $0 + $1.count } }
+}

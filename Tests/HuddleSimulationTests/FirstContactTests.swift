@@ -1,0 +1,37 @@
+import HuddleProtocol
+import HuddleTestKit
+import HuddleWire
+import Testing
+
+@Suite("Two endpoints in the simulator")
+struct FirstContactTests {
+    @Test("Handshake, messages of mixed sizes and a bulk stream over a clean 15 ms link")
+    func cleanLink() throws {
+        let endpoints = try TestMesh.endpoints(count: 2, seed: 1)
+        let a = endpoints[0].staticKey
+        let b = endpoints[1].staticKey
+        let chat = [1, 5, 1200, 70_000, 262_144, 0, 33]
+        let bulk = Array(repeating: 65_536, count: 16)
+        var nodeA = EndpointNode(
+            endpoint: endpoints[0],
+            workloads: [
+                Workload(peer: b, channel: ChannelID(16), sizes: chat),
+                Workload(peer: b, channel: ChannelID(200), sizes: bulk),
+            ])
+        var nodeB = EndpointNode(endpoint: endpoints[1])
+        nodeB.expectedSizes = [
+            .init(sender: a, channel: ChannelID(16)): chat, .init(sender: a, channel: ChannelID(200)): bulk,
+        ]
+        _ = nodeA
+        var net = SimulatedNetwork(seed: 1, nodes: [nodeA, nodeB])
+        let addressB = net.address(of: 1)
+        try net.withNode(0) { try $0.connect(to: b, at: addressB, now: .zero) }
+        let done = try net.run(until: { $0.node(1)!.receivedEverything }, timeout: .seconds(60))
+        let receiver = net.node(1)!
+        #expect(receiver.violations.isEmpty, "\(receiver.violations)")
+        #expect(done, "received \(receiver.receivedMessages) messages, \(receiver.receivedBytes) bytes by \(net.now)")
+        #expect(net.node(0)!.connectedEvents == 1)
+        print("clean link: \(receiver.receivedBytes) bytes by \(net.now); \(net.statistics)")
+        nodeA = net.node(0)!
+    }
+}
