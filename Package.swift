@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "HuddleWire", targets: ["HuddleWire"]),
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
         .executable(name: "huddle", targets: ["huddle"]),
+        .executable(name: "huddle-sim", targets: ["huddle-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -48,6 +49,13 @@ let package = Package(
             dependencies: [
                 "HuddleCrypto",
                 "HuddleWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "huddle-sim",
+            dependencies: [
+                "HuddleTestKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

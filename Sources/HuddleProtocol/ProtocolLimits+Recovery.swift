@@ -26,6 +26,11 @@ extension ProtocolLimits {
     /// that backoff (the idle timeout closes the connection long before).
     public static let maxProbeTimeoutBackoffExponent = 16
 
+    /// The longest a backed-off probe timeout may be (when the base probe timeout is shorter): 2 s, so a lossy but
+    /// live path is probed about fifteen times within the default 30 s idle timeout. Measured in the simulator:
+    /// with 20 % loss at 75 % correlation, an 8 s cap let six consecutive lost ACKs close healthy connections.
+    public static let maxProbeTimeoutInterval: Duration = .seconds(2)
+
     /// The most sent packets a `SentPacketTracker` keeps, counted from its oldest unresolved packet to its newest
     /// (acknowledged or lost packets in between still occupy a slot until everything older is resolved).
     ///

@@ -70,6 +70,11 @@ public struct EndpointNode: SimulatedNode {
 
     public var nextDeadline: Instant? { endpoint.nextDeadline }
 
+    public var diagnostics: String {
+        (endpoint.connectionIDs.compactMap { id in endpoint.connection(id).map { "\(id): \($0.timerReport)" } }
+            + ["\(endpoint.statistics)"]).joined(separator: "\n")
+    }
+
     /// Connects to `peer` and runs the application model.
     public mutating func connect(to peer: X25519PublicKey, at address: NetworkAddress, now: Instant) throws {
         try endpoint.connect(to: peer, at: address, now: now)

@@ -42,6 +42,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var actions: [Int: (inout SimulatedNetwork) -> Void] = [:]
     private var nextActionID = 0
     private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
+    private var transmitObservers: [(Int, SimulatedTransmit) -> Void] = []
 
     /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
     public init(seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean()) {
@@ -198,6 +199,11 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         checkers.append((name, check))
     }
 
+    /// Calls `observer` with every datagram any node sends (before faults apply), e.g. to keep a nonce ledger.
+    public mutating func observeTransmits(_ observer: @escaping (Int, SimulatedTransmit) -> Void) {
+        transmitObservers.append(observer)
+    }
+
     /// A failure at the current time, for scenario code that detects a problem itself.
     public func failure(_ message: String) -> SimulationFailure {
         SimulationFailure(seed: seed, time: now, message: message, options: options, replayCommand: replayCommand)
@@ -236,7 +242,9 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             if firingsAtInstant[index].instant == now {
                 firingsAtInstant[index].count += 1
                 if firingsAtInstant[index].count > maxTimerFiringsPerInstant {
-                    throw failure("node \(index)'s timer fired \(maxTimerFiringsPerInstant) times at \(now) (livelock)")
+                    throw failure(
+                        "node \(index)'s timer fired \(maxTimerFiringsPerInstant) times at \(now) (livelock): "
+                            + nodes[index]!.diagnostics)
                 }
             } else {
                 firingsAtInstant[index] = (now, 1)
@@ -285,6 +293,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     }
 
     private mutating func route(_ transmit: SimulatedTransmit, from index: Int) {
+        for observer in transmitObservers { observer(index, transmit) }
         statistics.sent += 1
         statistics.largestDatagram = max(statistics.largestDatagram, transmit.datagram.count)
         guard let destination = indexByAddress[transmit.destination] else {

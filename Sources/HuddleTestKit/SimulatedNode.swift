@@ -27,4 +27,11 @@ public protocol SimulatedNode {
     mutating func pollTransmit(now: Instant) -> SimulatedTransmit?
     /// When the node next needs `handleTimeout(now:)`, if ever.
     var nextDeadline: Instant? { get }
+    /// A description of the node's timers, printed when it livelocks.
+    var diagnostics: String { get }
+}
+
+extension SimulatedNode {
+    /// No diagnostics by default.
+    public var diagnostics: String { "" }
 }

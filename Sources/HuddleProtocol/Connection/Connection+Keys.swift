@@ -78,6 +78,7 @@ extension Connection {
         packetsUnderCurrentKey = 0
         statistics.handshakes += 1
         lastReceivedAt = now
+        idleTimerStartedAt = now
         if state == .connecting {
             state = .established
             events.append(.established)

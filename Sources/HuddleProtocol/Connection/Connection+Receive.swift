@@ -6,6 +6,8 @@ extension Connection {
     mutating func handlePayload(_ payload: UnsafeRawBufferPointer, packetNumber: UInt64, now: Instant) {
         guard state != .closed else { return }
         lastReceivedAt = now
+        idleTimerStartedAt = now
+        sentAckElicitingSinceReceive = false
         statistics.packetsReceived += 1
         statistics.bytesReceived += payload.count + TransportHeader.minimumPacketLength
         if case .draining = state { return }
@@ -50,7 +52,13 @@ extension Connection {
             preconditionFailure("unexpected error \(error)")
         }
         if ackEliciting { lastAckElicitingReceivedAt = now }
+        let gapBelow = receivedPackets.largestReceived.map { packetNumber > $0 + 1 } ?? false
         receivedPackets.onReceived(packetNumber, ackEliciting: ackEliciting, now: now)
+        // The peer is losing packets and we only send ACKs: make the next ACK ack-eliciting (RFC 9000 §13.2.4), so
+        // our own loss recovery repeats it if it is lost, instead of leaving the peer to back off in silence.
+        if ackEliciting, gapBelow, sentPackets.ackElicitingInFlight == 0, !hasSomethingToSend {
+            pingPending = true
+        }
     }
 
     /// Closes the connection because the peer broke the protocol.

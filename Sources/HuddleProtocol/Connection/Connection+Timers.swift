@@ -13,14 +13,20 @@ extension Connection {
         consider(nextInitiationAt)
         consider(handshakeStartedAt.map { $0 + configuration.handshakeTimeout })
         if current != nil {
-            consider(lastReceivedAt + configuration.idleTimeout)
-            if isOpen { consider(lastSentAt + configuration.keepaliveInterval) }
+            consider(idleDeadline)
+            if keepaliveArmed { consider(lastSentAt + configuration.keepaliveInterval) }
             consider(rekeyDeadline)
             consider(current.map { $0.created + configuration.rejectAfterTime })
         }
         consider(previous.map { $0.created + configuration.rejectAfterTime })
         consider(pacerReleaseAt)
         return earliest
+    }
+
+    /// Whether a keepalive PING is due after a quiet period: only when nothing ack-eliciting is in flight (then
+    /// loss recovery already probes the peer) and no PING is already waiting.
+    var keepaliveArmed: Bool {
+        isOpen && current != nil && !pingPending && sentPackets.ackElicitingInFlight == 0
     }
 
     /// When this side should start a rekey: the initiator of the current keypair at ``rekeyAfterTime``; the
@@ -47,7 +53,7 @@ extension Connection {
                 return
             }
         }
-        if current != nil, now >= lastReceivedAt + configuration.idleTimeout {
+        if current != nil, now >= idleDeadline {
             finish(reason: .idleTimeout, now: now)
             return
         }
@@ -71,7 +77,7 @@ extension Connection {
             probesOwed = max(probesOwed, count)
         }
 
-        if isOpen, current != nil, now >= lastSentAt + configuration.keepaliveInterval {
+        if keepaliveArmed, now >= lastSentAt + configuration.keepaliveInterval {
             pingPending = true
         }
         if let deadline = rekeyDeadline, now >= deadline {
@@ -80,5 +86,22 @@ extension Connection {
         if packetsUnderCurrentKey >= configuration.rekeyAfterPackets {
             requestHandshake(now: now)
         }
+    }
+}
+
+extension Connection {
+    /// Every timer input and its deadline, for diagnosing a stuck connection.
+    public var timerReport: String {
+        func show(_ instant: Instant?) -> String { instant.map { "\($0)" } ?? "-" }
+        return [
+            "state \(state)", "ack \(show(receivedPackets.ackDeadline)) pending \(receivedPackets.isAckPending)",
+            "loss/pto \(show(sentPackets.deadline(rtt: rtt))) probes \(probesOwed)",
+            "initiation \(show(nextInitiationAt)) started \(show(handshakeStartedAt)) pending \(initiation != nil)",
+            "current \(show(current?.created)) next \(show(next?.created)) previous \(show(previous?.created))",
+            "rekey \(show(rekeyDeadline)) idle \(show(current != nil ? idleDeadline : nil))",
+            "keepalive \(show(lastSentAt + configuration.keepaliveInterval)) pacer \(show(pacerReleaseAt))",
+            "inflight \(sentPackets.bytesInFlight)/\(congestion.congestionWindow) something \(hasSomethingToSend)",
+            "credit \(sendCredit) ping \(pingPending) maxData \(maxDataPending)",
+        ].joined(separator: "; ")
     }
 }

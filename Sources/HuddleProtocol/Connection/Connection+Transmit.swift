@@ -134,6 +134,12 @@ extension Connection {
             receivedPackets.onAckSent()
         }
         if ackEliciting {
+            // RFC 9000 §10.1: the first ack-eliciting packet after hearing from the peer restarts the idle timer,
+            // so a connection that is busy probing a lossy path is not declared idle for the probing itself.
+            if !sentAckElicitingSinceReceive {
+                sentAckElicitingSinceReceive = true
+                idleTimerStartedAt = now
+            }
             pacer.onSent(bytes: length)
             if probesOwed > 0 { probesOwed -= 1 }
         }

@@ -92,6 +92,10 @@ public struct Connection {
     var lastReceivedAt: Instant
     var lastSentAt: Instant
     var lastAckElicitingReceivedAt: Instant?
+    /// When the idle timer last restarted: on every authenticated packet, and on the first ack-eliciting packet sent
+    /// after one (RFC 9000 §10.1).
+    var idleTimerStartedAt: Instant
+    var sentAckElicitingSinceReceive = false
     var pingPending = false
     var closeFrame: CloseFrame?
     var closeReason: ProtocolError?
@@ -124,6 +128,7 @@ public struct Connection {
         reassembly.flowControlLimit = initialWindow
         lastReceivedAt = now
         lastSentAt = now
+        idleTimerStartedAt = now
     }
 
     // MARK: - Application API
@@ -186,6 +191,12 @@ public struct Connection {
         }
     }
 
+    /// When the connection closes for silence: the idle timeout after the idle timer last restarted, but never
+    /// sooner than three probe timeouts (RFC 9000 §10.1), so slow paths are not cut off while still probing.
+    var idleDeadline: Instant {
+        idleTimerStartedAt + max(configuration.idleTimeout, rtt.probeTimeout * 3)
+    }
+
     /// Bytes the congestion controller currently allows in flight.
     public var congestionWindow: Int { congestion.congestionWindow }
 
@@ -228,5 +239,29 @@ public struct Connection {
         closeReason = reason
         events.append(.closed(reason: reason, undelivered: undelivered))
         state = .draining(until: now + configuration.drainPeriod)
+    }
+}
+
+extension Connection {
+    /// A description of the first buffer found over its named limit, or `nil` when all are within bounds. The
+    /// simulator checks this after every event.
+    public var limitViolation: String? {
+        if reassembly.bufferedBytes > reassembly.maxBytes {
+            return "reassembly holds \(reassembly.bufferedBytes) bytes, limit \(reassembly.maxBytes)"
+        }
+        if reassembly.incompleteMessages > reassembly.maxIncompleteMessages {
+            return "\(reassembly.incompleteMessages) incomplete messages, limit \(reassembly.maxIncompleteMessages)"
+        }
+        if sentPackets.trackedPacketCount > ProtocolLimits.maxTrackedSentPackets {
+            return "\(sentPackets.trackedPacketCount) tracked packets, limit \(ProtocolLimits.maxTrackedSentPackets)"
+        }
+        if datagrams.count > ProtocolLimits.maxQueuedDatagrams {
+            return "\(datagrams.count) queued datagrams, limit \(ProtocolLimits.maxQueuedDatagrams)"
+        }
+        for (channel, sender) in sendChannels where sender.queuedBytes > ProtocolLimits.maxQueuedBytesPerChannel {
+            return
+                "channel \(channel) queues \(sender.queuedBytes) bytes, limit \(ProtocolLimits.maxQueuedBytesPerChannel)"
+        }
+        return nil
     }
 }

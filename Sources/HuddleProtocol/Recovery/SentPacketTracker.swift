@@ -186,11 +186,16 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
 
     /// When the probe timeout fires (RFC 9002 §6.2.1): the send time of the newest ack-eliciting packet plus
     /// `rtt.probeTimeout` × 2^``probeTimeoutCount`` (the exponent capped at
-    /// ``ProtocolLimits/maxProbeTimeoutBackoffExponent``), or `nil` if no ack-eliciting packet is outstanding.
+    /// ``ProtocolLimits/maxProbeTimeoutBackoffExponent``), and never more than
+    /// ``ProtocolLimits/maxProbeTimeoutInterval`` after it, or `nil` if no ack-eliciting packet is outstanding.
+    ///
+    /// The cap is a deliberate deviation from RFC 9002's unbounded doubling: a burst of losses must not push the
+    /// next probe past the idle timeout, or a live but lossy path would be declared dead.
     public func probeDeadline(rtt: RTTEstimator) -> Instant? {
         guard ackElicitingInFlight > 0, let lastAckElicitingSentTime else { return nil }
         let exponent = Swift.min(probeTimeoutCount, ProtocolLimits.maxProbeTimeoutBackoffExponent)
-        return lastAckElicitingSentTime + rtt.probeTimeout * (1 << exponent)
+        let backedOff = Swift.min(rtt.probeTimeout * (1 << exponent), ProtocolLimits.maxProbeTimeoutInterval)
+        return lastAckElicitingSentTime + Swift.max(backedOff, rtt.probeTimeout)
     }
 
     /// When to call ``onTimeout(now:rtt:)``: ``lossDeadline`` if set, else ``probeDeadline(rtt:)``, else `nil` (no

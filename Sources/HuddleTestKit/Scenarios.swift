@@ -1,0 +1,87 @@
+import HuddleProtocol
+
+/// Every named scenario, as `huddle-sim --list` prints them and the simulation test suite runs them.
+public enum Scenarios {
+    /// All scenarios, in a stable order.
+    public static let all: [Scenario] = transfers + handshakes + adversaries
+
+    /// The scenario called `name`.
+    public static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
+
+    static func transfer(_ name: String, _ summary: String, _ scenario: TransferScenario) -> Scenario {
+        Scenario(name: name, summary: summary) { seed in try scenario.run(seed: seed) }
+    }
+
+    /// Transfers under one link fault each.
+    static let transfers: [Scenario] = [
+        transfer(
+            "clean", "15 ms, 10 Mbit/s, 25-packet queue; mixed messages + 10 MiB [N1]",
+            TransferScenario { _ in
+                LinkConditions(latency: .milliseconds(15), bandwidth: 1_250_000, queueLimit: 25 * 1200)
+            }),
+        transfer(
+            "loss-2", "2 % loss in bursts of up to 3, both ways [N2]",
+            TransferScenario { _ in
+                LinkConditions(
+                    latency: .milliseconds(15), burstLoss: .init(enterBad: 0.01, leaveBad: 0.5, lossInBad: 1))
+            }),
+        transfer(
+            "loss-30", "30 % loss in bursts of up to 3, both ways [N3]",
+            TransferScenario(bulkBytes: 10 * 1024 * 1024, timeout: .seconds(3600)) { _ in
+                LinkConditions(latency: .milliseconds(15), burstLoss: .correlated(rate: 0.3, correlation: 0.5))
+            }),
+        transfer(
+            "corrupt-2", "2 % of datagrams bit-flipped, truncated or extended [N4]",
+            TransferScenario { _ in LinkConditions(latency: .milliseconds(15), corruptRate: 0.02) }),
+        transfer(
+            "corrupt-30", "30 % of datagrams bit-flipped, truncated or extended [N4]",
+            TransferScenario(timeout: .seconds(3600)) { _ in
+                LinkConditions(latency: .milliseconds(15), corruptRate: 0.3)
+            }),
+        transfer(
+            "duplicate-50", "50 % of datagrams delivered twice [N5, R1]",
+            TransferScenario { _ in LinkConditions(latency: .milliseconds(15), duplicateRate: 0.5) }),
+        transfer(
+            "reorder", "deep reordering: 5 ms +- up to 60 ms jitter [N6]",
+            TransferScenario { random in
+                LinkConditions(
+                    latency: .milliseconds(5), jitter: .milliseconds(Int64(random.integer(in: 20...60))))
+            }),
+        transfer(
+            "blackhole", "link blackholed 2 s every 7 s, three times, during the transfer [N7]",
+            TransferScenario(
+                conditions: { _ in LinkConditions(latency: .milliseconds(15), bandwidth: 1_250_000, queueLimit: 30_000)
+                },
+                schedule: { net in
+                    for round in 0..<3 {
+                        let start = Instant.zero + .seconds(Int64(1 + 7 * round))
+                        net.schedule(at: start) { net in
+                            net.setLink(from: 0, to: 1, up: false)
+                            net.setLink(from: 1, to: 0, up: false)
+                        }
+                        net.schedule(at: start + .seconds(2)) { net in net.heal() }
+                    }
+                })),
+        transfer(
+            "long-delay", "750 ms one-way delay [N9]",
+            TransferScenario { _ in LinkConditions(latency: .milliseconds(750)) }),
+        transfer(
+            "flaky", "20 % loss with 75 % correlation (Jepsen flaky) for the first 60 s, then clean [N13]",
+            TransferScenario(
+                timeout: .seconds(3600),
+                conditions: { _ in
+                    LinkConditions(latency: .milliseconds(15), burstLoss: .correlated(rate: 0.2, correlation: 0.75))
+                },
+                schedule: { net in
+                    net.schedule(at: .zero + .seconds(60)) { net in
+                        net.setAllConditions(LinkConditions(latency: .milliseconds(15)))
+                    }
+                })),
+        transfer(
+            "mtu-1200", "path MTU 1200: larger datagrams dropped, none ever sent [N15]",
+            TransferScenario { _ in LinkConditions(latency: .milliseconds(10), mtu: 1200) }),
+    ]
+
+    static let handshakes: [Scenario] = []
+    static let adversaries: [Scenario] = []
+}

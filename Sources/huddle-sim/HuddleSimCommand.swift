@@ -1,0 +1,64 @@
+import ArgumentParser
+import HuddleTestKit
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// `huddle-sim`: runs the protocol core's named scenarios in the seeded network simulator.
+@main
+struct HuddleSimCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "huddle-sim",
+        abstract: "Run Huddle's protocol scenarios in the deterministic network simulator.",
+        discussion: """
+            Every run is a pure function of its seed: a failure prints the seed, every option derived from it and \
+            the command that replays it. Exits non-zero if any seed of any scenario fails.
+            """
+    )
+
+    @Option(help: "Scenario name, or 'all'.")
+    var scenario: String = "all"
+
+    @Option(help: "Seeds to run, FIRST-LAST (inclusive).")
+    var seeds: String = "1-10"
+
+    @Flag(help: "Print one JSON object per scenario instead of a table line.")
+    var json = false
+
+    @Flag(help: "List the scenarios and exit.")
+    var list = false
+
+    func run() throws {
+        setvbuf(stdout, nil, _IOLBF, 0)
+        if list {
+            for scenario in Scenarios.all { print("\(scenario.name.padding(16))  \(scenario.summary)") }
+            return
+        }
+        guard let range = parseSeedRange(seeds) else {
+            throw ValidationError("--seeds must be FIRST-LAST with FIRST <= LAST, e.g. 1-200")
+        }
+        let selected: [Scenario]
+        if scenario == "all" {
+            selected = Scenarios.all
+        } else if let named = Scenarios.named(scenario) {
+            selected = [named]
+        } else {
+            throw ValidationError("unknown scenario '\(scenario)'; huddle-sim --list names them")
+        }
+        var failed = false
+        for scenario in selected {
+            let report = ScenarioReport.run(scenario, seeds: range)
+            print(json ? report.json : report.line)
+            if let failure = report.failure {
+                failed = true
+                fputs("\(failure)\n", stderr)
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
