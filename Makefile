@@ -2,14 +2,14 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
-.PHONY: demo test deps lint format build unit-tests fuzz-smoke check-vectors clean
+.PHONY: demo test deps lint format build unit-tests simulation fuzz-smoke check-vectors clean
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
 	$(SWIFT) run -c release huddle demo
 
 ## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
-test: deps lint unit-tests fuzz-smoke
+test: deps lint unit-tests simulation fuzz-smoke
 
 ## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
 deps:
@@ -29,8 +29,14 @@ format:
 build: deps
 	$(SWIFT) build
 
+## Unit, property and known-answer tests (debug build). The simulation suite runs separately in release mode.
 unit-tests: deps
-	$(SWIFT) test
+	$(SWIFT) test --skip HuddleSimulationTests
+
+## Every simulator scenario over the committed seeds (Tests/HuddleSimulationTests/seeds.txt, 200 seeds), in release
+## mode. HUDDLE_SEEDS=FIRST-LAST overrides the seed list.
+simulation: deps
+	$(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
 
 ## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes for FUZZ_SECONDS.
 fuzz-smoke: deps

@@ -199,6 +199,13 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         checkers.append((name, check))
     }
 
+    /// Delivers `datagram` to node `index` after `delay`, as if sent from `source` (an attacker's injection; no
+    /// link faults apply).
+    public mutating func inject(_ datagram: [UInt8], to index: Int, from source: NetworkAddress, after delay: Duration)
+    {
+        push(Event(time: now + delay, sequence: sequence(), kind: .deliver(index, source, datagram)))
+    }
+
     /// Calls `observer` with every datagram any node sends (before faults apply), e.g. to keep a nonce ledger.
     public mutating func observeTransmits(_ observer: @escaping (Int, SimulatedTransmit) -> Void) {
         transmitObservers.append(observer)

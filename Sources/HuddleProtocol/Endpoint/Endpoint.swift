@@ -228,3 +228,25 @@ public struct Endpoint {
         return (result.destination, buffer)
     }
 }
+
+extension Endpoint {
+    /// Testing only: seals `payload` (arbitrary frame bytes, possibly invalid) under connection `id`'s current keys
+    /// and queues it, so the simulator can play an authenticated peer that breaks the protocol (TEST-MATRIX F4-F6).
+    @_spi(Testing)
+    public mutating func queueRawPayload(_ payload: [UInt8], to id: ConnectionID) -> Bool {
+        guard var connection = connections[id], let keypair = connection.current else { return false }
+        var buffer = [UInt8](repeating: 0, count: TransportHeader.encodedLength + payload.count + 16)
+        let packetNumber = connection.nextPacketNumber
+        connection.nextPacketNumber += 1
+        let length = buffer.withUnsafeMutableBytes { raw -> Int? in
+            payload.withUnsafeBytes { source in
+                UnsafeMutableRawBufferPointer(rebasing: raw[TransportHeader.encodedLength...]).copyMemory(from: source)
+            }
+            return try? keypair.seal(raw, payloadLength: payload.count, packetNumber: packetNumber)
+        }
+        guard let length else { return false }
+        connections[id] = connection
+        outbox.append((connection.address, Array(buffer[0..<length])))
+        return true
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HuddleTestKit
+import Testing
+
+/// Every named scenario over the committed seed list (`seeds.txt`, 200 seeds), or over `HUDDLE_SEEDS=FIRST-LAST`.
+/// A failure prints the seed, every option derived from it and the `huddle-sim` command that replays it.
+///
+/// `make test` runs this suite in release mode (`swift test -c release --filter HuddleSimulationTests`): the
+/// scenarios move tens of megabytes per seed through the full protocol stack.
+@Suite("Simulation scenarios")
+struct ScenarioSuiteTests {
+    static let seeds: ClosedRange<UInt64> = {
+        if let override = ProcessInfo.processInfo.environment["HUDDLE_SEEDS"] {
+            guard let range = parseSeedRange(override) else { fatalError("HUDDLE_SEEDS must be FIRST-LAST") }
+            return range
+        }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("seeds.txt")
+        let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let text, let range = parseSeedRange(text) else { fatalError("seeds.txt must hold FIRST-LAST") }
+        return range
+    }()
+
+    @Test("The committed seed list covers at least 200 seeds")
+    func seedListSize() {
+        if ProcessInfo.processInfo.environment["HUDDLE_SEEDS"] == nil {
+            #expect(Self.seeds.count >= 200)
+        }
+    }
+
+    @Test("Scenario passes for every seed", arguments: Scenarios.all.map(\.name))
+    func scenario(name: String) throws {
+        let scenario = try #require(Scenarios.named(name))
+        let report = ScenarioReport.run(scenario, seeds: Self.seeds)
+        print(report.line)
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.seedsRun == Self.seeds.count)
+    }
+}
