@@ -18,7 +18,18 @@ let package = Package(
             ],
             path: "Benchmarks/CryptoBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "ProtocolBenchmarks",
+            dependencies: [
+                .product(name: "HuddleCrypto", package: "Huddle"),
+                .product(name: "HuddleProtocol", package: "Huddle"),
+                .product(name: "HuddleWire", package: "Huddle"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ProtocolBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
