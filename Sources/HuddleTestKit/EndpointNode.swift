@@ -12,6 +12,8 @@ public struct EndpointNode: SimulatedNode {
         public var count = 0
         /// Bytes received so far.
         public var bytes = 0
+        /// When the latest message arrived.
+        public var lastDeliveryAt: Instant?
     }
 
     /// The protocol core under test.
@@ -84,7 +86,7 @@ public struct EndpointNode: SimulatedNode {
     /// Feeds workloads and drains events.
     public mutating func pump(now: Instant) {
         feedWorkloads()
-        drainEvents()
+        drainEvents(now: now)
         feedWorkloads()
     }
 
@@ -110,7 +112,7 @@ public struct EndpointNode: SimulatedNode {
         }
     }
 
-    private mutating func drainEvents() {
+    private mutating func drainEvents(now: Instant) {
         while let event = endpoint.pollEvent() {
             switch event {
             case .connected:
@@ -132,6 +134,7 @@ public struct EndpointNode: SimulatedNode {
                 }
                 state.count += 1
                 state.bytes += bytes.count
+                state.lastDeliveryAt = now
                 received[key] = state
             case .datagram:
                 break

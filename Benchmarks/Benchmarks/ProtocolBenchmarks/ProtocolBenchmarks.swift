@@ -54,13 +54,17 @@ enum InMemoryTransfer {
         while received < total {
             var moved = false
             if endpoints[0].connection(id)?.state == .established {
-                while queued < total, endpoints[0].connection(id)?.canSend(size: message.count, on: ChannelID(200)) == true {
+                while queued < total,
+                    endpoints[0].connection(id)?.canSend(size: message.count, on: ChannelID(200)) == true
+                {
                     _ = try endpoints[0].send(message, on: ChannelID(200), to: id)
                     queued += 1
                 }
             }
             for side in 0..<2 {
-                while let (_, length) = buffer.withUnsafeMutableBytes({ endpoints[side].pollTransmit(into: $0, now: now) }) {
+                while let (_, length) = buffer.withUnsafeMutableBytes({
+                    endpoints[side].pollTransmit(into: $0, now: now)
+                }) {
                     moved = true
                     if lossRate > 0, Double(random.next() >> 11) * 0x1.0p-53 < lossRate { continue }
                     buffer.withUnsafeMutableBytes { raw in

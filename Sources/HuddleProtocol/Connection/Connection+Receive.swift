@@ -54,10 +54,12 @@ extension Connection {
         if ackEliciting { lastAckElicitingReceivedAt = now }
         let gapBelow = receivedPackets.largestReceived.map { packetNumber > $0 + 1 } ?? false
         receivedPackets.onReceived(packetNumber, ackEliciting: ackEliciting, now: now)
-        // The peer is losing packets and we only send ACKs: make the next ACK ack-eliciting (RFC 9000 §13.2.4), so
-        // our own loss recovery repeats it if it is lost, instead of leaving the peer to back off in silence.
-        if ackEliciting, gapBelow, sentPackets.ackElicitingInFlight == 0, !hasSomethingToSend {
-            pingPending = true
+        // We only send ACKs: about once per probe timeout, and at once when the peer is losing packets, make the
+        // next ACK ack-eliciting (RFC 9000 §13.2.4). Our own loss recovery then repeats it if it is lost, instead of
+        // leaving the peer to back off in silence while all our ACKs vanish.
+        if ackEliciting, sentPackets.ackElicitingInFlight == 0, !hasSomethingToSend {
+            let quietSince = sentPackets.lastAckElicitingSentTime ?? .zero
+            if gapBelow || now - quietSince >= rtt.probeTimeout { pingPending = true }
         }
     }
 

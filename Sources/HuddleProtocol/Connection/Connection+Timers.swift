@@ -32,7 +32,7 @@ extension Connection {
     /// When this side should start a rekey: the initiator of the current keypair at ``rekeyAfterTime``; the
     /// responder later, only if the initiator has not (so both rarely initiate at once).
     var rekeyDeadline: Instant? {
-        guard let current, initiation == nil, nextInitiationAt == nil, isOpen else { return nil }
+        guard let current, initiation == nil, nextInitiationAt == nil, next == nil, isOpen else { return nil }
         let grace = current.isInitiator ? Duration.zero : configuration.handshakeRetryInterval * 3
         return current.created + configuration.rekeyAfterTime + grace
     }
@@ -57,9 +57,12 @@ extension Connection {
             finish(reason: .idleTimeout, now: now)
             return
         }
-        if let current, now - current.created >= configuration.rejectAfterTime, next == nil {
-            // Keys expired without a successful rekey: keep trying until the handshake times out.
-            requestHandshake(now: now)
+        if let current, now - current.created >= configuration.rejectAfterTime {
+            // Keys expired without a successful rekey: they are never used again. Keep trying to handshake (unless
+            // a new keypair already waits for the peer's confirmation) until the handshake times out.
+            retiredIndices.append(current.localIndex)
+            self.current = nil
+            if next == nil { requestHandshake(now: now) }
         }
         if let previous, now - previous.created >= configuration.rejectAfterTime {
             retiredIndices.append(previous.localIndex)
