@@ -65,6 +65,8 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     /// How many probe timeouts fired in a row without an ACK acknowledging anything new; each doubles the next
     /// probe timeout.
     public private(set) var probeTimeoutCount = 0
+    /// When the probe timeout last fired, for spacing capped probes.
+    public private(set) var lastProbeTimeoutAt: Instant?
     /// The earliest time at which an outstanding packet below the largest acknowledged one crosses the time
     /// threshold and is declared lost, or `nil` if there is none. While set, the probe timeout is not armed.
     public private(set) var lossDeadline: Instant?
@@ -186,16 +188,20 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
 
     /// When the probe timeout fires (RFC 9002 §6.2.1): the send time of the newest ack-eliciting packet plus
     /// `rtt.probeTimeout` × 2^``probeTimeoutCount`` (the exponent capped at
-    /// ``ProtocolLimits/maxProbeTimeoutBackoffExponent``), and never more than
-    /// ``ProtocolLimits/maxProbeTimeoutInterval`` after it, or `nil` if no ack-eliciting packet is outstanding.
+    /// ``ProtocolLimits/maxProbeTimeoutBackoffExponent``), or `nil` if no ack-eliciting packet is outstanding.
     ///
-    /// The cap is a deliberate deviation from RFC 9002's unbounded doubling: a burst of losses must not push the
-    /// next probe past the idle timeout, or a live but lossy path would be declared dead.
+    /// Deliberate deviation from RFC 9002's unbounded doubling: once the backed-off interval would exceed
+    /// ``ProtocolLimits/maxProbeTimeoutInterval`` (or one un-backed-off probe timeout, if that is longer), probes
+    /// come at that interval after the later of the last send and the last probe timeout. A burst of losses then
+    /// cannot push the next probe past the idle timeout, and a path where probes cannot be sent still does not
+    /// fire continuously.
     public func probeDeadline(rtt: RTTEstimator) -> Instant? {
         guard ackElicitingInFlight > 0, let lastAckElicitingSentTime else { return nil }
         let exponent = Swift.min(probeTimeoutCount, ProtocolLimits.maxProbeTimeoutBackoffExponent)
-        let backedOff = Swift.min(rtt.probeTimeout * (1 << exponent), ProtocolLimits.maxProbeTimeoutInterval)
-        return lastAckElicitingSentTime + Swift.max(backedOff, rtt.probeTimeout)
+        let backedOff = rtt.probeTimeout * (1 << exponent)
+        let cap = Swift.max(ProtocolLimits.maxProbeTimeoutInterval, rtt.probeTimeout)
+        guard backedOff > cap else { return lastAckElicitingSentTime + backedOff }
+        return Swift.max(lastAckElicitingSentTime, lastProbeTimeoutAt ?? lastAckElicitingSentTime) + cap
     }
 
     /// When to call ``onTimeout(now:rtt:)``: ``lossDeadline`` if set, else ``probeDeadline(rtt:)``, else `nil` (no
@@ -219,6 +225,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         }
         guard let probeDeadline = probeDeadline(rtt: rtt), now >= probeDeadline else { return .notDue }
         probeTimeoutCount += 1
+        lastProbeTimeoutAt = now
         return .probe(count: ProtocolLimits.probePacketsPerTimeout)
     }
 

@@ -114,47 +114,62 @@ struct LossDetectionTests {
         #expect(tracker.bytesInFlight == 2000)
     }
 
-    @Test("The probe timeout doubles on each expiry, capped at 2^16, and resets when an ACK arrives")
+    @Test("The probe timeout doubles until 2 s, then probes every 2 s, and resets when an ACK arrives")
     func probeBackoff() throws {
         var tracker = T.Tracker()
         var rtt = RTTEstimator()
+        // Three 200 ms samples: smoothed 200, variation 100 -> 75 -> 56.25; PTO = 200 + 225 + 100 = 525 ms.
+        // Deadlines 525 and 1050 ms after the send (RFC 9002 doubling), then 2100 > 2 s: capped.
+        rtt.maxAckDelay = .milliseconds(100)
+        rtt.update(sample: .milliseconds(200), ackDelay: .zero)
+        rtt.update(sample: .milliseconds(200), ackDelay: .zero)
+        rtt.update(sample: .milliseconds(200), ackDelay: .zero)
+        #expect(rtt.probeTimeout == .milliseconds(525))
+        let pto = rtt.probeTimeout
         T.send(&tracker, 0, at: T.at(0))
-        // 1024 ms, then 2048 ms after the send, then 4096 ms.
-        #expect(T.probeCount(tracker.onTimeout(now: T.at(1024), rtt: rtt)) == 2)
-        #expect(tracker.probeDeadline(rtt: rtt) == T.at(2048))
-        #expect(T.isNotDue(tracker.onTimeout(now: T.at(2047), rtt: rtt)))
-        #expect(T.probeCount(tracker.onTimeout(now: T.at(2048), rtt: rtt)) == 2)
-        #expect(tracker.probeDeadline(rtt: rtt) == T.at(4096))
-        // A probe sent at 2100 ms moves the base: 2100 + 4 * 1024 = 6196 ms.
-        T.send(&tracker, 1, at: T.at(2100))
-        #expect(tracker.probeDeadline(rtt: rtt) == T.at(6196))
+        #expect(tracker.probeDeadline(rtt: rtt) == Instant.zero + pto)
+        #expect(T.probeCount(tracker.onTimeout(now: Instant.zero + pto, rtt: rtt)) == 2)
+        #expect(tracker.probeDeadline(rtt: rtt) == Instant.zero + pto * 2)
+        #expect(T.isNotDue(tracker.onTimeout(now: Instant.zero + pto * 2 - .nanoseconds(1), rtt: rtt)))
+        #expect(T.probeCount(tracker.onTimeout(now: Instant.zero + pto * 2, rtt: rtt)) == 2)
+        // pto * 4 exceeds 2 s: the next probe comes 2 s after this timeout, and every 2 s after that.
+        #expect(tracker.probeDeadline(rtt: rtt) == Instant.zero + pto * 2 + .seconds(2))
+        #expect(T.probeCount(tracker.onTimeout(now: Instant.zero + pto * 2 + .seconds(2), rtt: rtt)) == 2)
+        #expect(tracker.probeDeadline(rtt: rtt) == Instant.zero + pto * 2 + .seconds(4))
+        // A probe sent later moves the base: 2 s after it.
+        let probeSent = Instant.zero + pto * 2 + .seconds(3)
+        T.send(&tracker, 1, at: probeSent)
+        #expect(tracker.probeDeadline(rtt: rtt) == probeSent + .seconds(2))
 
-        // The probe is acknowledged at 2200 ms: backoff resets. Sample 100 ms, loss delay 112.5 ms: packet 0 (sent
-        // at 0) is lost by time, so nothing ack-eliciting is left and no probe timer is armed.
-        let result = try tracker.onAck(T.ack(1...1), now: T.at(2200), rtt: &rtt)
+        // The probe is acknowledged: the backoff resets to one PTO from the newest send, and packet 0 (long
+        // outstanding) is declared lost by the time threshold.
+        let result = try tracker.onAck(T.ack(1...1), now: probeSent + .milliseconds(200), rtt: &rtt)
         #expect(tracker.probeTimeoutCount == 0)
         #expect(T.numbers(result.lost) == [0])
         #expect(tracker.probeDeadline(rtt: rtt) == nil)
-        #expect(tracker.deadline(rtt: rtt) == nil)
-        #expect(T.isNotDue(tracker.onTimeout(now: T.at(100_000), rtt: rtt)))
-
-        // Smoothed 100, variation 50: PTO = 100 + 200 + 25 = 325 ms; after 2 ms the base is 2202 + 325 = 2527 ms.
-        T.send(&tracker, 2, at: T.at(2202))
-        #expect(tracker.probeDeadline(rtt: rtt) == T.at(2527))
+        #expect(T.isNotDue(tracker.onTimeout(now: T.at(100_000_000), rtt: rtt)))
+        let next = probeSent + .milliseconds(202)
+        T.send(&tracker, 2, at: next)
+        #expect(tracker.probeDeadline(rtt: rtt) == next + rtt.probeTimeout)
     }
 
-    @Test("The backoff exponent stops at 16")
+    @Test("Capped probes never fire more often than every 2 s, even when no probe can be sent")
     func probeBackoffCap() {
         var tracker = T.Tracker()
         let rtt = RTTEstimator()
         T.send(&tracker, 0, at: T.at(0))
+        var previous: Instant? = nil
         for _ in 0..<20 {
             let deadline = tracker.probeDeadline(rtt: rtt)!
+            if let previous { #expect(deadline - previous >= .seconds(2)) }
             #expect(T.probeCount(tracker.onTimeout(now: deadline, rtt: rtt)) == 2)
+            #expect(
+                T.isNotDue(tracker.onTimeout(now: deadline, rtt: rtt)), "a second call at the same instant is not due")
+            previous = deadline
         }
         #expect(tracker.probeTimeoutCount == 20)
-        // 1024 ms * 2^16 = 67 108 864 ms.
-        #expect(tracker.probeDeadline(rtt: rtt) == T.at(67_108_864))
+        // The initial PTO is 1024 ms; doubled it would be 2048 ms, over the 2 s cap, so later probes are 2 s apart.
+        #expect(tracker.probeDeadline(rtt: rtt) == T.at(1024 + 20 * 2000))
     }
 
     @Test("Pure ACK packets never arm the probe timeout")
