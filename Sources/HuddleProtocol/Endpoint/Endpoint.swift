@@ -118,8 +118,6 @@ public struct Endpoint {
         collectRetiredIndices(id)
     }
 
-    func makeConnectionID() -> ConnectionID { ConnectionID(nextConnectionNumber) }
-
     mutating func makeConnection(peer: X25519PublicKey, address: NetworkAddress, now: Instant) -> ConnectionID {
         let id = ConnectionID(nextConnectionNumber)
         nextConnectionNumber += 1
