@@ -174,7 +174,9 @@ struct InMemoryDemo {
         }
         print("   BLAKE2b-256           65536 B: \(hash)")
         print("")
-        print("Done in \(Self.format(clock.now - started)). The protocol core built on these runs in the network simulator (swift run -c release huddle-sim --list); the UDP mesh comes next.")
+        print("Done in \(Self.format(clock.now - started)).")
+        print("The protocol core built on these runs in the network simulator: swift run -c release huddle-sim --list.")
+        print("The UDP mesh comes next.")
     }
 
     // MARK: - Helpers
