@@ -6,18 +6,22 @@ public enum HKDF {
 
     /// HKDF-Extract: the pseudorandom key `HMAC(salt, ikm)`. An empty salt means 32 zero bytes, per the RFC.
     public static func extract(salt: some Sequence<UInt8>, inputKeyMaterial: some Sequence<UInt8>) -> SecureBytes {
-        let saltBytes = Array(salt)
-        var mac = HMACSHA256(key: saltBytes.isEmpty ? [UInt8](repeating: 0, count: HMACSHA256.outputLength) : saltBytes)
+        var mac = extractor(salt: salt)
         mac.update(inputKeyMaterial)
         return mac.finalize()
     }
 
     /// HKDF-Extract with secret input keying material.
     public static func extract(salt: some Sequence<UInt8>, inputKeyMaterial: SecureBytes) -> SecureBytes {
-        let saltBytes = Array(salt)
-        var mac = HMACSHA256(key: saltBytes.isEmpty ? [UInt8](repeating: 0, count: HMACSHA256.outputLength) : saltBytes)
+        var mac = extractor(salt: salt)
         inputKeyMaterial.withUnsafeBytes { mac.update($0) }
         return mac.finalize()
+    }
+
+    /// The HMAC keyed by `salt`, or by HashLen zero bytes when the salt is empty (RFC 5869 §2.2).
+    private static func extractor(salt: some Sequence<UInt8>) -> HMACSHA256 {
+        let saltBytes = Array(salt)
+        return HMACSHA256(key: saltBytes.isEmpty ? [UInt8](repeating: 0, count: HMACSHA256.outputLength) : saltBytes)
     }
 
     /// HKDF-Expand: `outputLength` bytes from a pseudorandom key and context `info`.

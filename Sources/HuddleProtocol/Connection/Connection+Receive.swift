@@ -91,11 +91,15 @@ extension Connection {
         if let sentTime = result.latestAcknowledgedSentTime, result.acknowledgedBytesInFlight > 0 {
             congestion.onAcknowledged(bytes: result.acknowledgedBytesInFlight, sentTime: sentTime, rtt: rtt, now: now)
         }
+        // Only channels with newly acknowledged fragments can have completed messages; remember which (a tiny set,
+        // usually one or two channels) instead of sorting every channel on every ACK.
+        var touched: [ChannelID] = []
         for packet in result.acknowledged {
             for frame in packet.record {
                 switch frame {
                 case .fragment(let record):
                     sendChannels[record.channel]?.onAcknowledged(record, incompleteMessages: &incompleteMessages)
+                    if !touched.contains(record.channel) { touched.append(record.channel) }
                 case .ack(let largest):
                     receivedPackets.onAckFrameAcknowledged(largestAcknowledged: largest)
                 case .maxData:
@@ -103,7 +107,7 @@ extension Connection {
                 }
             }
         }
-        for channel in sendChannels.keys.sorted() {
+        for channel in touched.sorted() {
             while let sequence = sendChannels[channel]?.pollCompleted() {
                 events.append(.delivered(channel: channel, sequence: sequence))
             }
