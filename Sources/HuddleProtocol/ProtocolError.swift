@@ -22,6 +22,8 @@ public enum ProtocolError: Error, Hashable, Sendable {
     case connectionClosed
     /// The peer's static key was never added with `Endpoint.addPeer(_:)`.
     case unknownPeer
+    /// The endpoint already holds ``ProtocolLimits/maxAdmissions`` open admissions (invitations).
+    case admissionLimitReached(limit: Int)
 }
 
 /// The ways an authenticated peer can break the protocol. Each closes the connection with

@@ -10,4 +10,11 @@ public enum ProtocolLimits {
     /// Unreliable datagrams waiting to be sent per connection; beyond it the oldest is dropped (they are unreliable
     /// by contract, and stale ones are worth least).
     public static let maxQueuedDatagrams = 256
+    /// Admissions (open invitations) an endpoint holds at once; ``Endpoint/addAdmission(_:credentials:)`` refuses
+    /// more with ``ProtocolError/admissionLimitReached(limit:)``.
+    public static let maxAdmissions = 64
+    /// Peers admitted by an invitation and not yet confirmed as members (see ``Endpoint/addPeer(_:)``); further
+    /// initiations under an invitation are dropped and counted until one completes or times out. Bounds what a
+    /// leaked ticket can make an endpoint hold.
+    public static let maxAdmittedPeers = 64
 }

@@ -31,6 +31,12 @@ public struct EndpointNode: SimulatedNode {
         [(peer: X25519PublicKey, reason: ProtocolError?, undelivered: [UndeliveredMessage])] = []
     /// Messages the peer confirmed, per channel.
     public private(set) var deliveredConfirmations = 0
+    /// Whether every received message is sent straight back to its sender on the same channel (an echo server).
+    public var echoes = false
+    /// Whether to keep the arrival time of every message in ``deliveryTimes``.
+    public var recordsDeliveryTimes = false
+    /// Arrival times per sender and channel, in order (kept only when ``recordsDeliveryTimes`` is set).
+    public private(set) var deliveryTimes: [ExpectationKey: [Instant]] = [:]
     /// Invariant violations seen by this node (the network's checker reports them).
     public private(set) var violations: [String] = []
 
@@ -136,6 +142,8 @@ public struct EndpointNode: SimulatedNode {
                 state.bytes += bytes.count
                 state.lastDeliveryAt = now
                 received[key] = state
+                if recordsDeliveryTimes { deliveryTimes[key, default: []].append(now) }
+                if echoes { echo(size: bytes.count, to: peer, on: channel) }
             case .datagram:
                 break
             case .delivered:
@@ -144,6 +152,33 @@ public struct EndpointNode: SimulatedNode {
                 closures.append((peer, reason, undelivered))
             }
         }
+    }
+
+    /// Queues a copy of a received message back to its sender; the copy's bytes are the same pattern because the
+    /// echo stream's sequence numbers match the original's.
+    private mutating func echo(size: Int, to peer: X25519PublicKey, on channel: ChannelID) {
+        if let index = workloads.firstIndex(where: { $0.peer == peer && $0.channel == channel }) {
+            workloads[index].sizes.append(size)
+        } else {
+            workloads.append(Workload(peer: peer, channel: channel, sizes: [size]))
+        }
+    }
+
+    /// The first message this node's workloads handed to the endpoint that neither arrived at `receiver` nor is in
+    /// `undelivered` (what the connection's close reported), described; `nil` when nothing was lost silently.
+    public func unaccounted(by receiver: EndpointNode, undelivered: [UndeliveredMessage]) -> String? {
+        let reported = Set(undelivered)
+        for workload in workloads {
+            let arrived = receiver.received[.init(sender: endpoint.staticKey, channel: workload.channel)]?.count ?? 0
+            for sequence in arrived..<max(arrived, workload.accepted) {
+                let message = UndeliveredMessage(
+                    channel: workload.channel, sequence: MessageSequence(rawValue: UInt64(sequence)))
+                if !reported.contains(message) {
+                    return "message \(sequence) on \(workload.channel) neither arrived nor was reported undelivered"
+                }
+            }
+        }
+        return nil
     }
 
     /// Whether every expected message from every sender arrived.

@@ -41,11 +41,15 @@ public struct ScenarioOutcome: Sendable {
     /// Reliable message bytes delivered.
     public var bytesDelivered: Int
 
+    /// Message latencies the scenario measured (send to delivery, or to the echo's return), if any.
+    public var latencies: [Duration]
+
     /// An outcome.
-    public init(simulatedTime: Duration, messagesDelivered: Int, bytesDelivered: Int) {
+    public init(simulatedTime: Duration, messagesDelivered: Int, bytesDelivered: Int, latencies: [Duration] = []) {
         self.simulatedTime = simulatedTime
         self.messagesDelivered = messagesDelivered
         self.bytesDelivered = bytesDelivered
+        self.latencies = latencies
     }
 }
 

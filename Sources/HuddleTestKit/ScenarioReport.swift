@@ -12,6 +12,12 @@ public struct ScenarioReport: Sendable {
     public var messagesDelivered = 0
     /// Bytes delivered over all seeds.
     public var bytesDelivered = 0
+    /// Number of latency samples over all seeds.
+    public var latencySamples = 0
+    /// Sum of the latency samples.
+    public var latencyTotal: Duration = .zero
+    /// The largest latency sample.
+    public var latencyMax: Duration = .zero
     /// The first failure, which stops the run.
     public var failure: SimulationFailure?
     /// Wall-clock seconds the run took (measured by the caller's clock).
@@ -29,6 +35,11 @@ public struct ScenarioReport: Sendable {
                 report.simulatedTime += outcome.simulatedTime
                 report.messagesDelivered += outcome.messagesDelivered
                 report.bytesDelivered += outcome.bytesDelivered
+                report.latencySamples += outcome.latencies.count
+                for latency in outcome.latencies {
+                    report.latencyTotal += latency
+                    report.latencyMax = max(report.latencyMax, latency)
+                }
             } catch let failure as SimulationFailure {
                 report.failure = failure
                 break
@@ -50,13 +61,23 @@ public struct ScenarioReport: Sendable {
         return seconds > 0 ? Double(bytesDelivered) / seconds : 0
     }
 
-    /// `PASS clean  seeds 200  simulated 412.3 s  messages 39000  goodput 1.20 MB/s  wall 12.1 s`.
+    /// Mean latency in milliseconds, when the scenario measured any.
+    public var latencyMeanMilliseconds: Double? {
+        latencySamples > 0 ? milliseconds(latencyTotal) / Double(latencySamples) : nil
+    }
+
+    /// `PASS clean  seeds 200  simulated 412.3 s  messages 39000  goodput 1.20 MB/s  wall 12.1 s`, plus
+    /// `latency mean 95.1 ms max 612.0 ms` for scenarios that measure it.
     public var line: String {
         let status = failure == nil ? "PASS" : "FAIL"
         let simulated = Double(simulatedTime.components.seconds) + Double(simulatedTime.components.attoseconds) / 1e18
+        let latency =
+            latencyMeanMilliseconds.map {
+                "  latency mean \(format($0)) ms max \(format(milliseconds(latencyMax))) ms"
+            } ?? ""
         return
             "\(status) \(name)  seeds \(seedsRun)  simulated \(format(simulated)) s  messages \(messagesDelivered)  "
-            + "goodput \(format(goodputBytesPerSecond / 1e6)) MB/s  wall \(format(wallSeconds)) s"
+            + "goodput \(format(goodputBytesPerSecond / 1e6)) MB/s\(latency)  wall \(format(wallSeconds)) s"
     }
 
     /// The same as one JSON object.
@@ -68,11 +89,19 @@ public struct ScenarioReport: Sendable {
             "\"bytes\":\(bytesDelivered)", "\"goodput_mb_per_s\":\(format(goodputBytesPerSecond / 1e6))",
             "\"wall_seconds\":\(format(wallSeconds))",
         ]
+        if let mean = latencyMeanMilliseconds {
+            fields.append("\"latency_mean_ms\":\(format(mean))")
+            fields.append("\"latency_max_ms\":\(format(milliseconds(latencyMax)))")
+        }
         if let failure {
             fields.append("\"failed_seed\":\(failure.seed)")
             fields.append("\"replay\":\"\(failure.replayCommand ?? "")\"")
         }
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    private func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
     }
 
     private func format(_ value: Double) -> String {

@@ -73,7 +73,8 @@ extension Scenarios {
         Scenario(
             name: "rekey",
             summary:
-                "400 s of continuous traffic across 120 s / 180 s key lifetimes: re-handshakes, zero loss [H10, H11]"
+                "400 s of continuous traffic (messages + 10 MiB bulk) across 120 s / 180 s key lifetimes: "
+                + "re-handshakes, zero loss [H10, H11]"
         ) { seed in
             var random = SimulationRandom(seed: seed)
             var net = try pair(
@@ -81,20 +82,35 @@ extension Scenarios {
             let a = staticKey(net, 0)
             let b = staticKey(net, 1)
             let addressB = net.address(of: 1)
-            // One message every 100 ms for 400 s, fed in by a schedule so traffic is continuous across rekeys.
-            let sizes = (0..<4000).map { _ in random.integer(in: 1...3000) }
-            try net.withNode(1) { $0.expectedSizes = [.init(sender: a, channel: ChannelID(16)): sizes] }
+            // One message every 100 ms and one 64 KiB bulk message every 2.5 s for 400 s, fed in by a schedule so
+            // traffic is continuous across rekeys; mixed sizes up to 256 KiB at the start.
+            let chat = (0..<4000).map { _ in random.integer(in: 1...3000) }
+            let mixed = TransferScenario.mixedSizes(using: &random)
+            let bulk = TransferScenario.bulkSizes(bytes: 10 * 1024 * 1024)
+            try net.withNode(1) {
+                $0.expectedSizes = [
+                    .init(sender: a, channel: ChannelID(16)): chat, .init(sender: a, channel: ChannelID(17)): mixed,
+                    .init(sender: a, channel: ChannelID(200)): bulk,
+                ]
+            }
             try net.withNode(0) {
-                $0.workloads = [Workload(peer: b, channel: ChannelID(16), sizes: [])]
+                $0.workloads = [
+                    Workload(peer: b, channel: ChannelID(16), sizes: []),
+                    Workload(peer: b, channel: ChannelID(17), sizes: mixed),
+                    Workload(peer: b, channel: ChannelID(200), sizes: []),
+                ]
                 try $0.connect(to: b, at: addressB, now: .zero)
             }
-            for step in 0..<sizes.count {
+            for step in 0..<chat.count {
                 net.schedule(at: .zero + .milliseconds(Int64(step) * 100)) { net in
-                    _ = try? net.withNode(0) { node in node.workloads[0].sizes.append(sizes[step]) }
+                    _ = try? net.withNode(0) { node in
+                        node.workloads[0].sizes.append(chat[step])
+                        if step % 25 == 0 { node.workloads[2].sizes.append(bulk[step / 25]) }
+                    }
                 }
             }
             let done = try net.run(until: { $0.node(1)!.receivedEverything }, timeout: .seconds(460))
-            guard done else { throw net.failure("received \(net.node(1)!.receivedMessages) of \(sizes.count)") }
+            guard done else { throw net.failure("received \(net.node(1)!.receivedMessages) messages") }
             let handshakes = net.node(0)!.endpoint.connection(net.node(0)!.endpoint.connectionIDs[0])!.statistics
                 .handshakes
             guard handshakes >= 4 else { throw net.failure("only \(handshakes) handshakes in 400 s (no rekeying)") }
@@ -102,7 +118,8 @@ extension Scenarios {
                 throw net.failure("a connection closed during rekeying")
             }
             return ScenarioOutcome(
-                simulatedTime: net.now - .zero, messagesDelivered: sizes.count, bytesDelivered: sizes.reduce(0, +))
+                simulatedTime: net.now - .zero, messagesDelivered: net.node(1)!.receivedMessages,
+                bytesDelivered: net.node(1)!.receivedBytes)
         },
     ]
 }

@@ -3,7 +3,7 @@ import HuddleProtocol
 /// Every named scenario, as `huddle-sim --list` prints them and the simulation test suite runs them.
 public enum Scenarios {
     /// All scenarios, in a stable order.
-    public static let all: [Scenario] = transfers + sessionScenarios + adversaryScenarios
+    public static let all: [Scenario] = transfers + sessionScenarios + livenessScenarios + adversaryScenarios
 
     /// The scenario called `name`.
     public static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }

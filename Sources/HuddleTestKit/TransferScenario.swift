@@ -39,14 +39,25 @@ public struct TransferScenario: Sendable {
         self.schedule = schedule
     }
 
+    /// Messages of mixed sizes: the edges (0, 1, one packet, just over, 64 KiB, the 256 KiB maximum) plus 24
+    /// random sizes, a fifth of them up to 256 KiB.
+    public static func mixedSizes(using random: inout SimulationRandom) -> [Int] {
+        var sizes = [1, 0, 1167, 1168, 1169, 65_536, 262_144]
+        for _ in 0..<24 { sizes.append(random.integer(in: 1...(random.chance(0.2) ? 262_144 : 4096))) }
+        return sizes
+    }
+
+    /// A bulk stream of `bytes` as 64 KiB messages (at least one).
+    public static func bulkSizes(bytes: Int) -> [Int] {
+        Array(repeating: 65_536, count: max(bytes / 65_536, 1))
+    }
+
     /// Runs one seed.
     public func run(seed: UInt64) throws -> ScenarioOutcome {
         var random = SimulationRandom(seed: seed ^ 0xC0FF_EE00)
         let link = conditions(&random)
-        // Mixed sizes: the edges (0, 1, one packet, just over, the 256 KiB maximum) plus random sizes.
-        var chat = [1, 0, 1167, 1168, 1169, 65_536, 262_144]
-        for _ in 0..<24 { chat.append(random.integer(in: 1...(random.chance(0.2) ? 262_144 : 4096))) }
-        let bulk = Array(repeating: 65_536, count: max(bulkBytes / 65_536, 1))
+        let chat = Self.mixedSizes(using: &random)
+        let bulk = Self.bulkSizes(bytes: bulkBytes)
         let reply = (0..<10).map { _ in random.integer(in: 1...2000) }
 
         let endpoints = try TestMesh.endpoints(count: 2, seed: seed, configuration: configuration)

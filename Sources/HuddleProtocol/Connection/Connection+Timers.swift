@@ -12,6 +12,7 @@ extension Connection {
         consider(sentPackets.deadline(rtt: rtt))
         consider(nextInitiationAt)
         consider(handshakeStartedAt.map { $0 + configuration.handshakeTimeout })
+        consider(unconfirmedResponderDeadline)
         if current != nil {
             consider(idleDeadline)
             if keepaliveArmed { consider(lastSentAt + configuration.keepaliveInterval) }
@@ -21,6 +22,14 @@ extension Connection {
         consider(previous.map { $0.created + configuration.rejectAfterTime })
         consider(pacerReleaseAt)
         return earliest
+    }
+
+    /// When a connection this side only answered gives up waiting for the initiator to confirm the keys: a responder
+    /// that never hears back must not keep its state (or an admission slot) forever. A retried initiation installs
+    /// a newer keypair and so moves the deadline.
+    var unconfirmedResponderDeadline: Instant? {
+        guard current == nil, handshakeStartedAt == nil, let next else { return nil }
+        return next.created + configuration.handshakeTimeout
     }
 
     /// Whether a keepalive PING is due after a quiet period: only when nothing ack-eliciting is in flight (then
@@ -52,6 +61,10 @@ extension Connection {
                 finish(reason: .handshakeTimeout, now: now)
                 return
             }
+        }
+        if let deadline = unconfirmedResponderDeadline, now >= deadline {
+            finish(reason: .handshakeTimeout, now: now)
+            return
         }
         if current != nil, now >= idleDeadline {
             finish(reason: .idleTimeout, now: now)

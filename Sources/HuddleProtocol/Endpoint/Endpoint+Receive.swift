@@ -54,10 +54,11 @@ extension Endpoint {
 
     private mutating func handleInitiation(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
         // mac1 first: one keyed hash per known mac secret, and no Diffie-Hellman for strangers (H4, D1).
-        guard
-            peers.values.contains(where: { $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) }
-            )
-        else {
+        let fromMember = peers.values.contains {
+            $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
+        }
+        let admission = fromMember ? nil : admissionAuthenticating(bytes)
+        guard fromMember || admission != nil else {
             statistics.mac1Failures += 1
             return
         }
@@ -83,7 +84,10 @@ extension Endpoint {
             statistics.handshakeFailures += 1
             return
         }
-        // Only authorised peers, and only with their own mac secret (H3).
+        // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission.
+        if peers[received.initiatorStatic] == nil, let admission = admission ?? admissionAuthenticating(bytes) {
+            guard admit(received.initiatorStatic, under: admission) else { return }
+        }
         guard let peer = peers[received.initiatorStatic],
             peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
         else {

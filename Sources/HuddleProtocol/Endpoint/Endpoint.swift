@@ -20,6 +20,8 @@ public struct Endpoint {
     var random: ChaChaRandomGenerator
     var timestamps: TimestampClock
     var peers: [X25519PublicKey: Peer] = [:]
+    var admissions: [AdmissionID: Admission] = [:]
+    var admittedPeers: [X25519PublicKey: AdmissionID] = [:]
     var connections: [ConnectionID: Connection] = [:]
     var connectionOrder: [ConnectionID] = []
     var connectionByPeer: [X25519PublicKey: ConnectionID] = [:]
@@ -55,8 +57,11 @@ public struct Endpoint {
     // MARK: - Peers and connections
 
     /// Authorises a peer: handshakes from its static key are answered, and ``connect(to:at:now:)`` can reach it.
-    /// Replaces earlier credentials for the same key.
+    /// Replaces earlier credentials for the same key (the current session keys stay; the next handshake uses the
+    /// new ones), and confirms a peer that an admission let in, so it is no longer forgotten when its connection
+    /// ends.
     public mutating func addPeer(_ credentials: PeerCredentials) throws {
+        admittedPeers[credentials.staticKey] = nil
         peers[credentials.staticKey] = Peer(
             credentials: credentials,
             outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
@@ -66,6 +71,7 @@ public struct Endpoint {
     /// Forgets a peer and closes its connection, if any.
     public mutating func removePeer(_ staticKey: X25519PublicKey, now: Instant) {
         peers[staticKey] = nil
+        admittedPeers[staticKey] = nil
         if let id = connectionByPeer[staticKey] { close(id, code: .noError, reason: "removed", now: now) }
     }
 
@@ -147,6 +153,8 @@ public struct Endpoint {
         guard let connection = connections.removeValue(forKey: id) else { return }
         connectionOrder.removeAll { $0 == id }
         if connectionByPeer[connection.peer] == id { connectionByPeer[connection.peer] = nil }
+        // A joiner that never became a member leaves nothing behind.
+        if admittedPeers.removeValue(forKey: connection.peer) != nil { peers[connection.peer] = nil }
         for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
     }
 

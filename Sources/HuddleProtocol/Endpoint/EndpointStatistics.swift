@@ -32,4 +32,8 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var unknownIndexDropped = 0
     /// Transport packets that failed authentication, were replays, or used an expired keypair.
     public var transportRejected = 0
+    /// Initiations from unknown static keys accepted under an admission (an invitation).
+    public var admissionsAccepted = 0
+    /// Initiations under an admission dropped because ``ProtocolLimits/maxAdmittedPeers`` joiners were pending.
+    public var admissionsRefused = 0
 }

@@ -1,0 +1,138 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+import Testing
+
+@Suite("Admissions: handshakes from unknown keys under an invitation's secrets")
+struct EndpointAdmissionTests {
+    static let invitation = AdmissionID(7)
+
+    /// A host with an open admission, and a joiner that knows the host's key and the admission's secrets.
+    static func hostAndJoiner(joinerSeed: UInt64 = 20) throws -> (host: Endpoint, joiner: Endpoint) {
+        var host = EndpointPair.endpoint(seed: 10)
+        try host.addAdmission(
+            invitation,
+            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
+        )
+        var joiner = EndpointPair.endpoint(seed: joinerSeed)
+        try joiner.addPeer(
+            PeerCredentials(
+                staticKey: host.staticKey, presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71)))
+        return (host, joiner)
+    }
+
+    @Test("A joiner the host never saw completes the handshake, exchanges messages, and is pending until added")
+    func joinerIsAdmitted() throws {
+        var (host, joiner) = try Self.hostAndJoiner()
+        let id = try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        _ = try joiner.send(Array("hello".utf8), on: ChannelID(16), to: id)
+        EndpointPair.exchange(&joiner, &host, now: .zero)
+
+        #expect(host.statistics.admissionsAccepted == 1)
+        #expect(host.admission(of: joiner.staticKey) == Self.invitation)
+        let events = EndpointPair.events(&host)
+        #expect(
+            events.contains {
+                if case .connected(_, let peer) = $0 { return peer == joiner.staticKey } else { return false }
+            })
+        #expect(
+            events.contains {
+                if case .message(_, _, let bytes) = $0 { return bytes == Array("hello".utf8) } else { return false }
+            })
+
+        // The application confirms the member with session credentials: no longer pending.
+        try host.addPeer(
+            PeerCredentials(
+                staticKey: joiner.staticKey, presharedKey: EndpointPair.secret(80), macSecret: EndpointPair.secret(81)))
+        #expect(host.admission(of: joiner.staticKey) == nil)
+    }
+
+    @Test("A joiner with the wrong mac secret costs one keyed hash and gets no reply")
+    func wrongMacSecret() throws {
+        var (host, _) = try Self.hostAndJoiner()
+        var joiner = EndpointPair.endpoint(seed: 21)
+        try joiner.addPeer(
+            PeerCredentials(
+                staticKey: host.staticKey, presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(99)))
+        try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        let counts = EndpointPair.exchange(&joiner, &host, now: .zero)
+        #expect(counts.fromB == 0)
+        #expect(host.statistics.mac1Failures == 1)
+        #expect(host.statistics.initiationsProcessed == 0)
+    }
+
+    @Test("After removeAdmission new joiners are refused; admitted connections continue")
+    func removedAdmission() throws {
+        var (host, joiner) = try Self.hostAndJoiner()
+        try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        EndpointPair.exchange(&joiner, &host, now: .zero)
+        host.removeAdmission(Self.invitation)
+
+        var late = try Self.hostAndJoiner(joinerSeed: 22).joiner
+        try late.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        for datagram in EndpointPair.drain(&late, now: .zero) {
+            host.handle(datagram: datagram, from: EndpointPair.address(3), now: .zero)
+        }
+        // The pending joiner's mac1 key is the admission's (both derive from its secret and the host's key), so the
+        // late joiner passes mac1 and is refused after Diffie-Hellman, as an unknown key.
+        #expect(host.statistics.unknownPeerDropped == 1)
+        #expect(host.statistics.admissionsAccepted == 1)
+        #expect(EndpointPair.drain(&host, now: .zero).isEmpty)
+        #expect(host.connectionID(for: joiner.staticKey) != nil)
+    }
+
+    @Test("At 64 pending joiners the 65th initiation is refused and counted, with no reply")
+    func pendingJoinerLimit() throws {
+        var (host, _) = try Self.hostAndJoiner()
+        for index in 0...ProtocolLimits.maxAdmittedPeers {
+            var joiner = try Self.hostAndJoiner(joinerSeed: 100 + UInt64(index)).joiner
+            try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+            for datagram in EndpointPair.drain(&joiner, now: .zero) {
+                host.handle(datagram: datagram, from: EndpointPair.address(3), now: .zero)
+            }
+            let replies = EndpointPair.drain(&host, now: .zero)
+            #expect(
+                replies.count == (index < ProtocolLimits.maxAdmittedPeers ? 1 : 0),
+                "joiner \(index): \(host.statistics)")
+        }
+        #expect(host.statistics.admissionsAccepted == ProtocolLimits.maxAdmittedPeers)
+        #expect(host.statistics.admissionsRefused == 1)
+    }
+
+    @Test("A joiner that never confirms the keys is forgotten when its connection times out")
+    func unconfirmedJoinerIsForgotten() throws {
+        var (host, joiner) = try Self.hostAndJoiner()
+        try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        for datagram in EndpointPair.drain(&joiner, now: .zero) {
+            host.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero)
+        }
+        _ = EndpointPair.drain(&host, now: .zero)  // the response is lost
+        #expect(host.admission(of: joiner.staticKey) == Self.invitation)
+
+        var now = Instant.zero
+        while let deadline = host.nextDeadline, deadline < .zero + .seconds(600) {
+            now = deadline
+            host.handleTimeout(now: now)
+            _ = EndpointPair.drain(&host, now: now)
+            _ = EndpointPair.events(&host)
+        }
+        #expect(host.connectionIDs.isEmpty)
+        #expect(host.admission(of: joiner.staticKey) == nil)
+        #expect(throws: ProtocolError.unknownPeer) {
+            try host.connect(to: joiner.staticKey, at: EndpointPair.address(1), now: now)
+        }
+    }
+
+    @Test("At most 64 admissions are open; the 65th is a typed error, replacing one is fine")
+    func admissionLimit() throws {
+        var host = EndpointPair.endpoint(seed: 10)
+        let credentials = AdmissionCredentials(presharedKey: EndpointPair.secret(1), macSecret: EndpointPair.secret(2))
+        for index in 0..<ProtocolLimits.maxAdmissions {
+            try host.addAdmission(AdmissionID(UInt64(index)), credentials: credentials)
+        }
+        #expect(throws: ProtocolError.admissionLimitReached(limit: ProtocolLimits.maxAdmissions)) {
+            try host.addAdmission(AdmissionID(1000), credentials: credentials)
+        }
+        try host.addAdmission(AdmissionID(0), credentials: credentials)
+    }
+}

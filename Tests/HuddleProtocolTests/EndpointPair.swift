@@ -1,0 +1,56 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// Endpoints wired together by hand, so handshake tests can hold, drop, replay and count single datagrams.
+struct EndpointPair {
+    static let prologue = Array("huddle/1 endpoint tests".utf8)
+
+    /// A fresh endpoint with its own identity, knowing no peers.
+    static func endpoint(seed: UInt64) -> Endpoint {
+        var random = ChaChaRandomGenerator(seed: seed)
+        let identity = Identity(using: &random)
+        let configuration = EndpointConfiguration(
+            identity: identity, prologue: prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + seed, nanoseconds: 0))
+        return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed &+ 1000))
+    }
+
+    /// 32 bytes derived from `label`.
+    static func secret(_ label: UInt64) -> SecureBytes {
+        var random = ChaChaRandomGenerator(seed: 0x5EC2E7 &+ label)
+        return SecureBytes(count: 32, using: &random)
+    }
+
+    static func address(_ index: UInt8) -> NetworkAddress { NetworkAddress(ipv4: 10, 0, 0, index, port: 4000) }
+
+    /// Every datagram `endpoint` wants to send now.
+    static func drain(_ endpoint: inout Endpoint, now: Instant) -> [[UInt8]] {
+        var datagrams: [[UInt8]] = []
+        while let (_, datagram) = endpoint.pollTransmit(now: now) { datagrams.append(datagram) }
+        return datagrams
+    }
+
+    /// Delivers datagrams back and forth between `a` (at address 1) and `b` (at address 2) until neither has
+    /// anything to send; returns how many datagrams each side sent.
+    @discardableResult
+    static func exchange(_ a: inout Endpoint, _ b: inout Endpoint, now: Instant) -> (fromA: Int, fromB: Int) {
+        var counts = (fromA: 0, fromB: 0)
+        while true {
+            let fromA = drain(&a, now: now)
+            let fromB = drain(&b, now: now)
+            if fromA.isEmpty && fromB.isEmpty { return counts }
+            counts.fromA += fromA.count
+            counts.fromB += fromB.count
+            for datagram in fromA { b.handle(datagram: datagram, from: address(1), now: now) }
+            for datagram in fromB { a.handle(datagram: datagram, from: address(2), now: now) }
+        }
+    }
+
+    /// Every event `endpoint` has.
+    static func events(_ endpoint: inout Endpoint) -> [EndpointEvent] {
+        var events: [EndpointEvent] = []
+        while let event = endpoint.pollEvent() { events.append(event) }
+        return events
+    }
+}
