@@ -1,0 +1,418 @@
+import DequeModule
+import HuddleCrypto
+
+/// Who is in a session, as a sans-IO state machine: joining with an invitation, welcoming joiners, announcing them
+/// to everyone so the session becomes a full mesh, departures, the shared activity, and ending the session.
+///
+/// Inputs are the connection events of the node's ``Endpoint`` (``peerConnected(_:address:)``,
+/// ``peerDisconnected(_:)``), membership messages received on ``MembershipMessage/channel``
+/// (``receive(_:from:admission:)``) and local calls (``openInvitation(_:)``, ``setActivity(_:)``, ``leave()``,
+/// ``end()``). Outputs are ``MembershipAction``s from ``pollAction()``.
+///
+/// Rules:
+/// - A joiner connects to the members its ticket names, asks the first one it reaches (its *sponsor*) to join,
+///   and gets a WELCOME: the session secret, the roster, the activity and the open invitations. It then connects to
+///   every member directly.
+/// - The sponsor checks the invitation, the identity's binding and that the identity's Noise key is the
+///   connection's, assigns the next epoch, and announces the newcomer to every member, who authorise and connect
+///   to it. Members that reconnect exchange their rosters, so a missed announcement heals.
+/// - The roster only grows by joins and shrinks by a member's own announcement (MEMBER_LEFT from anyone else is
+///   refused): a join with a larger epoch revives a departed identity.
+/// - The activity is a last-writer-wins register ordered by (clock, author): every member converges on the same
+///   value. Only the author's own connection may carry its change.
+/// - A participant is *active* while it is in the roster and connected.
+public struct SessionMembership {
+    /// Where the local node is in the session's life.
+    public enum Phase: Sendable, Equatable {
+        /// Waiting for a WELCOME.
+        case joining
+        /// A member.
+        case member
+        /// Left (this node announced it).
+        case left
+        /// The session ended for everyone.
+        case ended
+    }
+
+    struct Entry {
+        var record: MemberRecord
+        var present: Bool
+    }
+
+    /// The session.
+    public let session: SessionID
+    /// The phase.
+    public private(set) var phase: Phase
+    /// The local member's record.
+    public private(set) var local: MemberRecord
+    /// The current activity, if any was set.
+    public private(set) var activity: ActivityRecord?
+
+    var sessionSecret: SecureBytes?
+    var clock: UInt64 = 0
+    var entries: [X25519PublicKey: Entry] = [:]
+    var order: [X25519PublicKey] = []
+    var connected: Set<X25519PublicKey> = []
+    var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
+    var invitations: [AdmissionID: InvitationGrant] = [:]
+    var hints: [X25519PublicKey] = []
+    var sponsor: X25519PublicKey?
+    var joiningInvitation: AdmissionID?
+    var actions = Deque<MembershipAction>()
+
+    /// Starts a new session with the local node as its only member.
+    public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
+        self.session = session
+        self.phase = .member
+        self.local = local
+        self.sessionSecret = sessionSecret
+        self.local.epoch = 1
+        self.clock = 1
+    }
+
+    /// Joins `session` with an invitation: authorises the members the ticket names with the invitation's credentials
+    /// and connects to all of them; the first to answer becomes the sponsor.
+    public init(
+        joining session: SessionID, local: MemberRecord, invitationSecret: SecureBytes,
+        members: [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
+    ) throws {
+        self.session = session
+        self.phase = .joining
+        self.local = local
+        self.joiningInvitation = try SessionKeys.admissionID(invitationSecret: invitationSecret)
+        for member in members where member.staticKey != local.staticKey && !hints.contains(member.staticKey) {
+            hints.append(member.staticKey)
+            actions.append(
+                .authorize(
+                    try SessionKeys.joinerCredentials(invitationSecret: invitationSecret, member: member.staticKey))
+            )
+            actions.append(.connect(member.staticKey, addresses: member.addresses))
+        }
+    }
+
+    // MARK: - Queries
+
+    /// The next action, or `nil`.
+    public mutating func pollAction() -> MembershipAction? { actions.popFirst() }
+
+    /// The members currently active: the local node first, then every connected member in join order.
+    public var activeMembers: [MemberRecord] {
+        guard phase == .member else { return phase == .joining ? [] : [local] }
+        return [local]
+            + order.compactMap { key in
+                guard let entry = entries[key], entry.present, connected.contains(key) else { return nil }
+                return entry.record
+            }
+    }
+
+    /// Every member in the roster (connected or not), the local node first.
+    public var roster: [MemberRecord] {
+        [local] + order.compactMap { key in entries[key].flatMap { $0.present ? $0.record : nil } }
+    }
+
+    /// The roster member with Noise static key `key`.
+    public func member(_ key: X25519PublicKey) -> MemberRecord? {
+        key == local.staticKey ? local : entries[key].flatMap { $0.present ? $0.record : nil }
+    }
+
+    /// Whether `key` belongs to a member the local node is connected to (messages from anyone else are not
+    /// session traffic).
+    public func isActiveMember(_ key: X25519PublicKey) -> Bool {
+        phase == .member && connected.contains(key) && entries[key]?.present == true
+    }
+
+    /// Open invitations, for a new member's WELCOME and for tickets.
+    public var openInvitations: [InvitationGrant] { Array(invitations.values) }
+
+    /// Address hints for a ticket: each active member's Noise key and best known addresses, the local node first,
+    /// at most `limit`.
+    public func ticketHints(limit: Int) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] {
+        activeMembers.prefix(limit).map { ($0.staticKey, $0.addresses) }
+    }
+
+    // MARK: - Connection events
+
+    /// A connection to `key` completed its handshake; `address` is where its packets come from.
+    public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress) {
+        connected.insert(key)
+        observedAddresses[key] = address
+        switch phase {
+        case .joining:
+            if sponsor == nil, hints.contains(key) { requestJoin(from: key) }
+        case .member:
+            guard let entry = entries[key], entry.present else { return }  // a joiner: wait for its request
+            actions.append(.participantJoined(entry.record))
+            // Gossip the roster so an announcement the peer missed while disconnected still reaches it.
+            for other in roster where other.staticKey != key {
+                send(.memberJoined(other), to: key)
+            }
+            if let activity { send(.activity(activity), to: key) }
+        case .left, .ended:
+            break
+        }
+    }
+
+    /// The connection to `key` closed.
+    public mutating func peerDisconnected(_ key: X25519PublicKey) {
+        guard connected.remove(key) != nil else { return }
+        switch phase {
+        case .joining:
+            guard key == sponsor else { return }
+            sponsor = nil
+            if let next = hints.first(where: { connected.contains($0) }) {
+                requestJoin(from: next)
+            } else if hints.allSatisfy({ !connected.contains($0) }) {
+                actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            }
+        case .member:
+            guard let entry = entries[key] else { return }
+            if entry.present {
+                actions.append(.participantLeft(entry.record, .unreachable))
+            } else {
+                actions.append(.forget(key))
+            }
+        case .left, .ended:
+            break
+        }
+    }
+
+    /// A joiner's connection closed before it connected at all (its handshake timed out).
+    public mutating func connectFailed(_ key: X25519PublicKey) {
+        guard phase == .joining, hints.contains(key) else { return }
+        hints.removeAll { $0 == key }
+        if hints.isEmpty, sponsor == nil {
+            actions.append(.joinFailed("no member named in the invitation could be reached"))
+        }
+    }
+
+    private mutating func requestJoin(from key: X25519PublicKey) {
+        guard let invitation = joiningInvitation else { return }
+        sponsor = key
+        send(.joinRequest(session: session, invitation: invitation, member: local), to: key)
+    }
+
+    // MARK: - Messages
+
+    /// Handles one membership message from the authenticated peer `key`; `admission` is the invitation that let the
+    /// peer in, if it is a joiner. A thrown error means: close that connection with a protocol violation.
+    public mutating func receive(
+        _ bytes: [UInt8], from key: X25519PublicKey, admission: AdmissionID?
+    ) throws(MembershipError) {
+        let message = try MembershipMessage(decoding: bytes)
+        switch message {
+        case .joinRequest(let session, let invitation, let member):
+            try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
+        case .welcome(let welcome):
+            try handleWelcome(welcome, from: key)
+        case .memberJoined(let record):
+            try requireMember(key)
+            try handleMemberJoined(record)
+        case .memberLeft(let signingKey, let epoch):
+            try requireMember(key)
+            guard let entry = entries[key], entry.record.identity.signingKey == signingKey else {
+                throw .impersonation
+            }
+            guard entry.present, entry.record.epoch == epoch else { return }
+            entries[key]!.present = false
+            if connected.contains(key) { actions.append(.participantLeft(entry.record, .left)) }
+        case .activity(let record):
+            try requireMember(key)
+            guard entries[key]?.record.identity.signingKey == record.author else { throw .impersonation }
+            guard record.payload.count <= ProtocolLimits.maxActivityBytes else {
+                throw .limitExceeded(what: "activity", limit: ProtocolLimits.maxActivityBytes)
+            }
+            adopt(record)
+        case .invitationOpened(let grant):
+            try requireMember(key)
+            open(grant)
+        case .sessionEnded(let by):
+            try requireMember(key)
+            guard let entry = entries[key], entry.record.identity.signingKey == by else { throw .impersonation }
+            phase = .ended
+            actions.append(.ended(by: entry.record))
+        case .unknown:
+            return
+        }
+    }
+
+    private func requireMember(_ key: X25519PublicKey) throws(MembershipError) {
+        guard phase == .member, entries[key] != nil else {
+            throw .unexpected("membership message from a peer that is not a member")
+        }
+    }
+
+    private mutating func handleJoinRequest(
+        session: SessionID, invitation: AdmissionID, member: MemberRecord, from key: X25519PublicKey,
+        _ admission: AdmissionID?
+    ) throws(MembershipError) {
+        guard phase == .member else { throw .unexpected("join request to a node that is not a member") }
+        guard session == self.session else { throw .wrongSession }
+        guard let admission, admission == invitation, invitations[invitation] != nil else { throw .notInvited }
+        guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
+        guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
+            throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
+        }
+        guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        clock += 1
+        var record = member
+        record.epoch = clock
+        var addresses = observedAddresses[key].map { [$0] } ?? []
+        for address in member.addresses where !addresses.contains(address) { addresses.append(address) }
+        record.addresses = Array(addresses.prefix(ProtocolLimits.maxMemberAddresses))
+        guard let secret = sessionSecret,
+            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: key)
+        else { return }
+
+        insert(record)
+        actions.append(.authorize(credentials))
+        let welcome = MembershipMessage.Welcome(
+            session: self.session, sessionSecret: secret, clock: clock, roster: roster, activity: activity,
+            invitations: openInvitations)
+        send(.welcome(welcome), to: key)
+        for other in order where other != key && connected.contains(other) && entries[other]!.present {
+            send(.memberJoined(record), to: other)
+        }
+        actions.append(.participantJoined(record))
+    }
+
+    private mutating func handleWelcome(
+        _ welcome: MembershipMessage.Welcome, from key: X25519PublicKey
+    )
+        throws(MembershipError)
+    {
+        guard phase == .joining, key == sponsor else { throw .unexpected("WELCOME from a peer that was not asked") }
+        guard welcome.session == session else { throw .wrongSession }
+        guard welcome.roster.allSatisfy(\.identity.hasValidBinding) else { throw .invalidIdentity }
+        sessionSecret = welcome.sessionSecret
+        clock = max(clock, welcome.clock)
+        phase = .member
+        for record in welcome.roster {
+            if record.staticKey == local.staticKey {
+                local.epoch = record.epoch
+                continue
+            }
+            insert(record)
+            guard
+                let credentials = try? SessionKeys.memberCredentials(
+                    sessionSecret: welcome.sessionSecret, peer: record.staticKey)
+            else { continue }
+            actions.append(.authorize(credentials))
+            if !connected.contains(record.staticKey) {
+                actions.append(.connect(record.staticKey, addresses: record.addresses))
+            }
+        }
+        for grant in welcome.invitations { open(grant) }
+        actions.append(.joined)
+        if let activity = welcome.activity { adopt(activity) }
+        for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
+        hints = []
+        sponsor = nil
+    }
+
+    private mutating func handleMemberJoined(_ record: MemberRecord) throws(MembershipError) {
+        guard record.identity.hasValidBinding else { throw .invalidIdentity }
+        guard record.staticKey != local.staticKey else { return }
+        if let existing = entries[record.staticKey], existing.record.epoch >= record.epoch { return }
+        guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        clock = max(clock, record.epoch)
+        insert(record)
+        guard let secret = sessionSecret,
+            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
+        else { return }
+        actions.append(.authorize(credentials))
+        if connected.contains(record.staticKey) {
+            actions.append(.participantJoined(record))
+        } else {
+            actions.append(.connect(record.staticKey, addresses: record.addresses))
+        }
+    }
+
+    /// Inserts or revives a roster entry.
+    private mutating func insert(_ record: MemberRecord) {
+        if entries[record.staticKey] == nil { order.append(record.staticKey) }
+        entries[record.staticKey] = Entry(record: record, present: true)
+    }
+
+    /// Makes room for one more entry by forgetting the oldest departed one; `false` when the roster is full of
+    /// present members.
+    private mutating func makeRoom() -> Bool {
+        guard entries.count + 1 >= ProtocolLimits.maxRosterEntries else { return true }
+        guard let oldest = order.first(where: { entries[$0]?.present == false }) else { return false }
+        entries[oldest] = nil
+        order.removeAll { $0 == oldest }
+        return true
+    }
+
+    private mutating func adopt(_ record: ActivityRecord) {
+        clock = max(clock, record.clock)
+        if let current = activity, !record.supersedes(current) { return }
+        activity = record
+        actions.append(.activityChanged(record))
+    }
+
+    private mutating func open(_ grant: InvitationGrant) {
+        guard invitations[grant.id] == nil, invitations.count < ProtocolLimits.maxAdmissions,
+            let credentials = try? SessionKeys.admissionCredentials(invitationSecret: grant.secret)
+        else { return }
+        invitations[grant.id] = grant
+        actions.append(.openAdmission(grant.id, credentials))
+    }
+
+    private mutating func send(_ message: MembershipMessage, to key: X25519PublicKey) {
+        actions.append(.send(message.encoded(), to: key))
+    }
+
+    private mutating func broadcast(_ message: MembershipMessage) {
+        let bytes = message.encoded()
+        for key in order where connected.contains(key) && entries[key]!.present {
+            actions.append(.send(bytes, to: key))
+        }
+    }
+
+    // MARK: - Local operations
+
+    /// Opens an invitation on this node and tells every member, so a joiner holding its ticket can reach any of
+    /// them. Ignored beyond ``ProtocolLimits/maxAdmissions`` open invitations.
+    public mutating func openInvitation(_ grant: InvitationGrant) {
+        guard phase == .member else { return }
+        open(grant)
+        guard invitations[grant.id] != nil else { return }
+        broadcast(.invitationOpened(grant))
+    }
+
+    /// Closes an invitation on this node (every member closes its own copy when it expires).
+    public mutating func closeInvitation(_ id: AdmissionID) {
+        guard invitations.removeValue(forKey: id) != nil else { return }
+        actions.append(.closeAdmission(id))
+    }
+
+    /// Invitations that expired at `unixSeconds`; close them with ``closeInvitation(_:)``.
+    public func expiredInvitations(at unixSeconds: UInt64) -> [AdmissionID] {
+        invitations.values.filter { $0.expiresAt <= unixSeconds }.map(\.id)
+    }
+
+    /// Sets the shared activity for everyone.
+    public mutating func setActivity(_ payload: [UInt8]) {
+        guard phase == .member else { return }
+        clock += 1
+        let record = ActivityRecord(clock: clock, author: local.identity.signingKey, payload: payload)
+        activity = record
+        actions.append(.activityChanged(record))
+        broadcast(.activity(record))
+    }
+
+    /// Announces that this node leaves. The driver closes the connections once the announcement is delivered.
+    public mutating func leave() {
+        guard phase == .member || phase == .joining else { return }
+        if phase == .member { broadcast(.memberLeft(signingKey: local.identity.signingKey, epoch: local.epoch)) }
+        phase = .left
+    }
+
+    /// Ends the session for everyone.
+    public mutating func end() {
+        guard phase == .member else { return }
+        broadcast(.sessionEnded(by: local.identity.signingKey))
+        phase = .ended
+        actions.append(.ended(by: nil))
+    }
+}

@@ -1,0 +1,14 @@
+extension ProtocolLimits {
+    /// The most entries (members and departed members) a session's roster holds: 256. A WELCOME or join beyond it
+    /// is refused; the oldest departed entries are forgotten first.
+    public static let maxRosterEntries = 256
+    /// The longest member display name, in UTF-8 bytes: 64.
+    public static let maxMemberNameBytes = 64
+    /// The most addresses a member record lists: 8.
+    public static let maxMemberAddresses = 8
+    /// The largest encoded activity: 64 KiB.
+    public static let maxActivityBytes = 64 * 1024
+    /// The largest membership message: a WELCOME with a full roster, activity and invitations fits in 256 KiB, the
+    /// message limit.
+    public static let maxMembershipMessageBytes = 256 * 1024
+}

@@ -1,0 +1,69 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// Builds simulated sessions: nodes with seeded identities that know nobody, a founder, invitations, joiners.
+public struct TestSession {
+    /// The seed everything derives from.
+    public let seed: UInt64
+    /// The session.
+    public let session: SessionID
+    /// Identities of the nodes, by index.
+    public let identities: [Identity]
+    private var random: ChaChaRandomGenerator
+
+    /// A session of `count` prospective members.
+    public init(count: Int, seed: UInt64) {
+        self.seed = seed
+        var random = ChaChaRandomGenerator(seed: seed ^ 0x5E55_1014)
+        identities = (0..<count).map { _ in Identity(using: &random) }
+        session = SessionID(bytes: random.bytes(count: SessionID.length))!
+        self.random = random
+    }
+
+    /// The nodes, each with an endpoint that knows no peers.
+    public func nodes(configuration: ConnectionConfiguration = ConnectionConfiguration()) -> [SessionNode] {
+        identities.enumerated().map { index, identity in
+            var endpointConfiguration = EndpointConfiguration(
+                identity: identity, prologue: TestMesh.prologue,
+                wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
+            endpointConfiguration.connection = configuration
+            return SessionNode(
+                endpoint: Endpoint(
+                    configuration: endpointConfiguration,
+                    generator: ChaChaRandomGenerator(seed: seed &* 131 &+ UInt64(index))))
+        }
+    }
+
+    /// The member record of node `index`, reachable at `address`.
+    public func record(_ index: Int, address: NetworkAddress) -> MemberRecord {
+        MemberRecord(
+            identity: identities[index].publicIdentity, name: "node \(index)", addresses: [address], epoch: 0)
+    }
+
+    /// The founder's membership.
+    public mutating func founding(_ index: Int, address: NetworkAddress) -> SessionMembership {
+        SessionMembership(
+            starting: session, local: record(index, address: address),
+            sessionSecret: SecureBytes(count: 32, using: &random))
+    }
+
+    /// A fresh invitation, valid until `expiresAt` (seconds since 1970).
+    public mutating func invitation(expiresAt: UInt64 = .max) -> InvitationGrant {
+        // A 32-byte secret cannot make the derivation fail.
+        try! InvitationGrant(secret: SecureBytes(count: 32, using: &random), expiresAt: expiresAt)
+    }
+
+    /// Node `index` joining with `grant`, reaching the members named by `hints`.
+    public func joining(
+        _ index: Int, address: NetworkAddress, grant: InvitationGrant,
+        hints: [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
+    ) -> SessionMembership {
+        // Derivations from a 32-byte secret cannot fail.
+        try! SessionMembership(
+            joining: session, local: record(index, address: address), invitationSecret: grant.secret, members: hints)
+    }
+
+    /// The Noise static key of node `index`.
+    public func staticKey(_ index: Int) -> X25519PublicKey { identities[index].agreementKey.publicKey }
+}

@@ -1,0 +1,201 @@
+import HuddleCrypto
+@_spi(Testing) import HuddleProtocol
+import HuddleTestKit
+import HuddleWire
+import Testing
+
+@Suite("Session membership in the simulator")
+struct MembershipTests {
+    /// Node 0 starts a session and opens an invitation; nodes 1..<count join through node 0, 200 ms apart.
+    static func mesh(
+        count: Int, seed: UInt64, link: LinkConditions = LinkConditions(latency: .milliseconds(10)),
+        joining: Int? = nil
+    ) throws -> (net: SimulatedNetwork<SessionNode>, session: TestSession, grant: InvitationGrant) {
+        var session = TestSession(count: count, seed: seed)
+        var net = SimulatedNetwork(seed: seed, nodes: session.nodes(), conditions: link)
+        let founding = session.founding(0, address: net.address(of: 0))
+        let grant = session.invitation()
+        try net.withNode(0) { node in
+            node.start(founding, now: .zero)
+            node.update(now: .zero) { $0.openInvitation(grant) }
+        }
+        let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
+        for index in 1..<(joining ?? count) {
+            let joining = session.joining(index, address: net.address(of: index), grant: grant, hints: hints)
+            net.schedule(at: .zero + .milliseconds(Int64(index) * 200)) { net in
+                let now = net.now
+                _ = try? net.withNode(index) { $0.start(joining, now: now) }
+            }
+        }
+        return (net, session, grant)
+    }
+
+    static func allKeys(_ session: TestSession, _ indices: some Sequence<Int>) -> [X25519PublicKey] {
+        indices.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    }
+
+    @Test("Five nodes join through one member and end up in a full mesh, seeing each other", arguments: 1...5)
+    func fullMesh(seed: UInt64) throws {
+        var (net, session, _) = try Self.mesh(count: 5, seed: seed)
+        let everyone = Self.allKeys(session, 0..<5)
+        let formed = try net.run(
+            until: { net in (0..<5).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(15))
+        #expect(formed, "\((0..<5).map { net.node($0)!.activeKeys.count })")
+        for index in 0..<5 {
+            let node = net.node(index)!
+            #expect(node.endpoint.connectionIDs.count == 4, "node \(index) has a connection to every other")
+            #expect(node.core?.membership.phase == .member)
+            #expect(node.core?.membershipViolations == 0)
+        }
+        // A joiner's first handshake may race its announcement, but nobody waits for a 5 s retry.
+        #expect(net.now < .zero + .seconds(5), "mesh formed at \(net.now)")
+    }
+
+    @Test("Late joiner catch-up: a member sees the newcomer join and sends it state directly")
+    func lateJoinerCatchUp() throws {
+        var (net, session, grant) = try Self.mesh(count: 3, seed: 7)
+        let everyone = Self.allKeys(session, 0..<3)
+        #expect(
+            try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(10)))
+        _ = grant
+        // Node 1 reacts to the participantJoined event for node 2 (already delivered) with a catch-up message.
+        let newcomer = session.staticKey(2)
+        let sawNewcomer = net.node(1)!.events.contains { entry in
+            if case .participantJoined(let member) = entry.event { return member.staticKey == newcomer }
+            return false
+        }
+        #expect(sawNewcomer)
+        try net.withNode(1) { node in
+            let sent = node.send(Array("canvas state".utf8), on: ChannelID(16), to: newcomer)
+            #expect(sent)
+        }
+        try net.run(for: .seconds(1))
+        #expect(net.node(2)!.messages.map(\.bytes) == [Array("canvas state".utf8)])
+        #expect(net.node(2)!.messages.first?.sender == session.staticKey(1))
+    }
+
+    @Test("The session survives its founder leaving; a newcomer joins through another member's invitation")
+    func founderLeaves() throws {
+        var (net, session, _) = try Self.mesh(count: 5, seed: 11, joining: 4)
+        #expect(
+            try net.run(
+                until: { net in (0..<4).allSatisfy { net.node($0)!.activeKeys.count == 4 } }, timeout: .seconds(10)))
+        let now = net.now
+        try net.withNode(0) { node in node.update(now: now) { $0.leave() } }
+        try net.run(for: .seconds(1))
+        let closeAt = net.now
+        try net.withNode(0) { node in
+            for id in node.endpoint.connectionIDs {
+                node.endpoint.close(id, code: .noError, reason: "left", now: closeAt)
+            }
+        }
+        let remaining = Self.allKeys(session, 1..<4)
+        #expect(
+            try net.run(
+                until: { net in (1..<4).allSatisfy { net.node($0)!.activeKeys == remaining } }, timeout: .seconds(5)))
+        for index in 1..<4 {
+            let departures = net.node(index)!.events.compactMap { entry -> MembershipAction.DepartureReason? in
+                guard case .participantLeft(let member, let reason) = entry.event,
+                    member.staticKey == session.staticKey(0)
+                else { return nil }
+                return reason
+            }
+            #expect(departures == [.left], "node \(index)")
+        }
+
+        // Node 2 invites; the ticket names the current members (not the founder); node 4 joins through it.
+        let grant = session.invitation()
+        let inviteAt = net.now
+        let hints = try net.withNode(2) { node -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] in
+            node.update(now: inviteAt) { $0.openInvitation(grant) }
+            return node.core!.membership.ticketHints(limit: 8)
+        }
+        #expect(hints.count == 3)
+        #expect(!hints.contains { $0.staticKey == session.staticKey(0) })
+        try net.run(for: .milliseconds(100))
+        let joining = session.joining(4, address: net.address(of: 4), grant: grant, hints: hints)
+        let joinAt = net.now
+        try net.withNode(4) { $0.start(joining, now: joinAt) }
+        let everyone = Self.allKeys(session, 1..<5)
+        #expect(
+            try net.run(
+                until: { net in (1..<5).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(10)))
+    }
+
+    @Test("A crashed member is reported unreachable by everyone within the idle timeout (at most 40 s)")
+    func crashedMember() throws {
+        var (net, session, _) = try Self.mesh(count: 4, seed: 13)
+        #expect(
+            try net.run(
+                until: { net in (0..<4).allSatisfy { net.node($0)!.activeKeys.count == 4 } }, timeout: .seconds(10)))
+        let crashedAt = net.now
+        net.crash(3)
+        let remaining = Self.allKeys(session, 0..<3)
+        #expect(
+            try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys == remaining } }, timeout: .seconds(60)))
+        // Idle timeout: 30 s after the first ack-eliciting packet (the 10 s keepalive) that went unanswered.
+        #expect(net.now - crashedAt <= .seconds(41), "detected after \(net.now - crashedAt)")
+        #expect(net.now - crashedAt >= .seconds(10), "not before the idle timeout could have fired")
+    }
+
+    @Test("Concurrent activity changes converge on the same value everywhere", arguments: 1...5)
+    func activityConverges(seed: UInt64) throws {
+        var (net, _, _) = try Self.mesh(
+            count: 4, seed: 100 + seed, link: LinkConditions(latency: .milliseconds(10), jitter: .milliseconds(20)))
+        #expect(
+            try net.run(
+                until: { net in (0..<4).allSatisfy { net.node($0)!.activeKeys.count == 4 } }, timeout: .seconds(10)))
+        let now = net.now
+        try net.withNode(1) { $0.update(now: now) { $0.setActivity(Array("movie A".utf8)) } }
+        try net.withNode(2) { $0.update(now: now) { $0.setActivity(Array("movie B".utf8)) } }
+        try net.withNode(3) { $0.update(now: now) { $0.setActivity(Array("movie C".utf8)) } }
+        try net.run(for: .seconds(2))
+        let seen = (0..<4).map { net.node($0)!.activityPayload }
+        #expect(
+            Set(seen.map { $0 ?? [] }).count == 1,
+            "\(seen.map { $0.map { String(decoding: $0, as: UTF8.self) } ?? "-" })")
+        #expect(seen[0] != nil)
+    }
+
+    @Test("A joiner with an invitation nobody opened never gets in, and is told so")
+    func uninvitedJoiner() throws {
+        var session = TestSession(count: 2, seed: 21)
+        var net = SimulatedNetwork(
+            seed: 21, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
+        let founding = session.founding(0, address: net.address(of: 0))
+        let forged = session.invitation()
+        try net.withNode(0) { $0.start(founding, now: .zero) }
+        let joining = session.joining(
+            1, address: net.address(of: 1), grant: forged,
+            hints: [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])])
+        try net.withNode(1) { $0.start(joining, now: .zero) }
+        try net.run(for: .seconds(100))
+        let failed = net.node(1)!.events.contains {
+            if case .joinFailed = $0.event { return true } else { return false }
+        }
+        #expect(failed)
+        #expect(net.node(0)!.endpoint.statistics.mac1Failures > 0)
+        #expect(net.node(0)!.endpoint.statistics.initiationsProcessed == 0)
+        #expect(net.node(0)!.activeKeys.count == 1)
+    }
+
+    @Test("A member announcing someone else's departure is closed with a protocol violation; nobody believes it")
+    func forgedDeparture() throws {
+        var (net, session, _) = try Self.mesh(count: 3, seed: 17)
+        #expect(
+            try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys.count == 3 } }, timeout: .seconds(10)))
+        let victim = session.identities[0].publicIdentity.signingKey
+        let forged = MembershipMessage.memberLeft(signingKey: victim, epoch: 1).encoded()
+        try net.withNode(2) { node in
+            let sent = node.send(forged, on: MembershipMessage.channel, to: session.staticKey(1))
+            #expect(sent)
+        }
+        try net.run(for: .seconds(1))
+        #expect(net.node(1)!.core?.membershipViolations == 1)
+        #expect(net.node(1)!.activeKeys.contains(session.staticKey(0)))
+        #expect(!net.node(1)!.activeKeys.contains(session.staticKey(2)), "the liar's connection was closed")
+    }
+}
