@@ -10,7 +10,7 @@ public enum MembershipAction: Sendable {
     /// Forget a peer that left: ``Endpoint/removePeer(_:now:)``.
     case forget(X25519PublicKey)
     /// Open a connection to `peer`, trying `addresses` (the first is the best known).
-    case connect(X25519PublicKey, addresses: [NetworkAddress])
+    case dial(X25519PublicKey, addresses: [NetworkAddress])
     /// Accept joiners under an invitation: ``Endpoint/addAdmission(_:credentials:)``.
     case openAdmission(AdmissionID, AdmissionCredentials)
     /// Stop accepting joiners under an invitation.

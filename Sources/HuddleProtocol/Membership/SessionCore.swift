@@ -81,7 +81,7 @@ public struct SessionCore {
                 try? endpoint.addPeer(credentials)
             case .forget(let peer):
                 endpoint.removePeer(peer, now: now)
-            case .connect(let peer, let addresses):
+            case .dial(let peer, let addresses):
                 guard let address = addresses.first else { continue }
                 _ = try? endpoint.connect(to: peer, at: address, now: now)
             case .openAdmission(let id, let credentials):

@@ -86,7 +86,7 @@ public struct SessionMembership {
                 .authorize(
                     try SessionKeys.joinerCredentials(invitationSecret: invitationSecret, member: member.staticKey))
             )
-            actions.append(.connect(member.staticKey, addresses: member.addresses))
+            actions.append(.dial(member.staticKey, addresses: member.addresses))
         }
     }
 
@@ -298,7 +298,7 @@ public struct SessionMembership {
             else { continue }
             actions.append(.authorize(credentials))
             if !connected.contains(record.staticKey) {
-                actions.append(.connect(record.staticKey, addresses: record.addresses))
+                actions.append(.dial(record.staticKey, addresses: record.addresses))
             }
         }
         for grant in welcome.invitations { open(grant) }
@@ -323,7 +323,7 @@ public struct SessionMembership {
         if connected.contains(record.staticKey) {
             actions.append(.participantJoined(record))
         } else {
-            actions.append(.connect(record.staticKey, addresses: record.addresses))
+            actions.append(.dial(record.staticKey, addresses: record.addresses))
         }
     }
 
