@@ -67,6 +67,17 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "huddle-transport-bench",
+            dependencies: [
+                "HuddleTransport",
+                "HuddleProtocol",
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
             name: "huddle-sim",
             dependencies: [
                 "HuddleTestKit",

@@ -153,7 +153,9 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// kept (firing early is harmless: ``Endpoint/handleTimeout(now:)`` only runs what is due), which avoids
     /// re-scheduling after every read batch.
     func rearmTimer() {
-        guard !isClosed, let context, let deadline = endpoint.nextDeadline else { return }
+        // While the socket is not writable nothing could be sent anyway, and a paced deadline already in the past
+        // would fire in a loop: the writability change re-arms instead.
+        guard !isClosed, let context, context.channel.isWritable, let deadline = endpoint.nextDeadline else { return }
         if let armed = armedDeadline, armed <= deadline { return }
         timer?.cancel()
         armedDeadline = deadline

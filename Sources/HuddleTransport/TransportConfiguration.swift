@@ -22,7 +22,9 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// rest is sent from a follow-up task on the same event loop.
     public var maxDatagramsPerFlush: Int
     /// Events buffered for a slow consumer of ``UDPEndpointDriver/events`` before the driver stops taking events
-    /// from the endpoint (which then withholds flow-control credit from the peers).
+    /// from the endpoint (which then withholds flow-control credit from the peers). Events are handed over in
+    /// batches of up to half this number, so at most about 1.5 times this many wait: with 256 KiB messages and the
+    /// default of 32, about 12 MiB in the worst case.
     public var eventBufferHighWatermark: Int
     /// The buffered-event count below which the driver resumes taking events.
     public var eventBufferLowWatermark: Int
@@ -47,8 +49,8 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.vectorReadMessageCount = 16
         self.maxReceiveDatagramSize = 2_048
         self.maxDatagramsPerFlush = 256
-        self.eventBufferHighWatermark = 128
-        self.eventBufferLowWatermark = 32
+        self.eventBufferHighWatermark = 32
+        self.eventBufferLowWatermark = 8
         self.socketReceiveBufferSize = 4 * 1024 * 1024
         self.socketSendBufferSize = 4 * 1024 * 1024
     }
