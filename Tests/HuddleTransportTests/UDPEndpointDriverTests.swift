@@ -159,6 +159,43 @@ struct UDPEndpointDriverTests {
         }
     }
 
+    @Test("Cancelling a send suspended on a full window fails it with .cancelled; accepted messages still arrive")
+    func suspendedSendIsCancellable() async throws {
+        var stalledReceiver = TransportConfiguration()
+        stalledReceiver.eventBufferHighWatermark = 2
+        stalledReceiver.eventBufferLowWatermark = 1
+        try await withDriverPair(transportB: stalledReceiver, limit: .seconds(60)) { pair in
+            var readerA = EventReader(pair.a)
+            var readerB = EventReader(pair.b)
+            let connection = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
+            _ = try await readerA.connected()
+            _ = try await readerB.connected()
+            let accepted = NIOLockedValueBox(0)
+            let sender = Task {
+                for index in 0..<64 {
+                    try await pair.a.send(
+                        patternMessage(sequence: index, size: 256 * 1024), on: ChannelID(9), to: connection)
+                    accepted.withLockedValue { $0 += 1 }
+                }
+            }
+            var suspended = false
+            for _ in 0..<500 where !suspended {
+                try await Task.sleep(for: .milliseconds(20))
+                suspended = try await pair.a.statistics().sendsSuspended > 0
+            }
+            #expect(suspended, "the sender was never suspended")
+            sender.cancel()
+            await #expect(throws: TransportError.cancelled) { try await sender.value }
+            let acceptedBeforeCancel = accepted.withLockedValue { $0 }
+            #expect(acceptedBeforeCancel < 64)
+            // Everything accepted before the cancellation still arrives, in order.
+            for index in 0..<acceptedBeforeCancel {
+                let message = try await readerB.message()
+                #expect(message.bytes == patternMessage(sequence: index, size: 256 * 1024), "message \(index)")
+            }
+        }
+    }
+
     @Test(
         "Bulk transfer works with segmentation offload and receive offload each on and off",
         arguments: [(true, true), (true, false), (false, true), (false, false)])
