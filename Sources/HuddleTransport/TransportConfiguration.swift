@@ -15,6 +15,9 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var receiveOffload: Bool
     /// Datagrams read per `recvmmsg` call (1 disables vector reads).
     public var vectorReadMessageCount: Int
+    /// Socket reads (each up to ``vectorReadMessageCount`` datagrams) per readiness event before the batch ends;
+    /// transmits (ACKs included) are flushed once per batch, so smaller batches acknowledge sooner.
+    public var readsPerBatch: Int
     /// The largest datagram accepted without receive offload; longer ones are truncated by the kernel and then fail
     /// authentication. Must cover the peers' `maxDatagramSize`.
     public var maxReceiveDatagramSize: Int
@@ -47,6 +50,7 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.segmentationOffload = true
         self.receiveOffload = true
         self.vectorReadMessageCount = 16
+        self.readsPerBatch = 4
         self.maxReceiveDatagramSize = 2_048
         self.maxDatagramsPerFlush = 256
         self.eventBufferHighWatermark = 32

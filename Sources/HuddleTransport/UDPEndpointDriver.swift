@@ -83,7 +83,7 @@ public final class UDPEndpointDriver: Sendable {
         var bootstrap = DatagramBootstrap(group: loop)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: messageCount * slice))
-            .channelOption(.maxMessagesPerRead, value: 8)
+            .channelOption(.maxMessagesPerRead, value: UInt(transport.readsPerBatch))
             // Generous watermarks: one flush may queue a few hundred KiB before the kernel takes it.
             .channelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
         if messageCount > 1 {
@@ -145,6 +145,9 @@ public final class UDPEndpointDriver: Sendable {
     private static func validate(_ transport: TransportConfiguration) throws(TransportError) {
         guard (0...65_535).contains(transport.port) else {
             throw .invalidConfiguration("port \(transport.port) is outside 0...65535")
+        }
+        guard transport.readsPerBatch > 0 else {
+            throw .invalidConfiguration("readsPerBatch must be positive")
         }
         guard transport.maxDatagramsPerFlush > 0 else {
             throw .invalidConfiguration("maxDatagramsPerFlush must be positive")
