@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
-.PHONY: demo test deps lint format build unit-tests simulation fuzz-smoke check-vectors clean
+.PHONY: demo test deps lint format build unit-tests simulation fuzz-smoke check-vectors transport-bench clean
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
@@ -41,6 +41,10 @@ simulation: deps
 ## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes for FUZZ_SECONDS.
 fuzz-smoke: deps
 	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
+
+## Loopback bulk throughput of the UDP transport with and without GSO/GRO (prints numbers; not a test).
+transport-bench: deps
+	$(SWIFT) run -c release huddle-transport-bench 256 3
 
 ## Re-checks the committed RFC vectors against pyca/cryptography (needs `pip install cryptography`).
 check-vectors:

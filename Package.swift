@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "HuddleCrypto", targets: ["HuddleCrypto"]),
         .library(name: "HuddleWire", targets: ["HuddleWire"]),
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
+        .library(name: "HuddleTransport", targets: ["HuddleTransport"]),
         .executable(name: "huddle", targets: ["huddle"]),
         .executable(name: "huddle-sim", targets: ["huddle-sim"]),
     ],
@@ -14,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(
@@ -37,6 +39,18 @@ let package = Package(
             ]
         ),
         .target(
+            name: "HuddleTransport",
+            dependencies: [
+                "HuddleProtocol",
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "HuddleTestKit",
             dependencies: [
                 "HuddleProtocol",
@@ -50,6 +64,17 @@ let package = Package(
                 "HuddleCrypto",
                 "HuddleWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "huddle-transport-bench",
+            dependencies: [
+                "HuddleTransport",
+                "HuddleProtocol",
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -71,6 +96,18 @@ let package = Package(
         .testTarget(
             name: "HuddleSimulationTests",
             dependencies: ["HuddleTestKit", "HuddleProtocol"]
+        ),
+        .testTarget(
+            name: "HuddleTransportTests",
+            dependencies: [
+                "HuddleTransport",
+                "HuddleProtocol",
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "HuddleTestKitTests",

@@ -1,0 +1,253 @@
+import DequeModule
+import HuddleProtocol
+import NIOCore
+
+/// The event-loop half of a ``UDPEndpointDriver``: owns the ``Endpoint`` and feeds it the channel's datagrams, its
+/// timer and the application's calls, then drains transmits, events and waiting sends.
+///
+/// Threading: every member is touched only on the channel's event loop (NIO calls handler methods there, and the
+/// driver reaches it only through a `NIOLoopBound`, which checks the loop on every access). That confinement is why
+/// the non-`Sendable` ``Endpoint`` can live here.
+///
+/// Order after every input (read batch, timer, application call): hand events to the consumer first (taking a
+/// message reopens flow-control credit, which may need a MAX_DATA), then retry waiting sends, then flush
+/// transmits, then re-arm the timer to the endpoint's new earliest deadline.
+final class EndpointChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    /// The settings resolved at bind time (offloads already checked against the kernel).
+    struct Settings: Sendable {
+        var segmentationOffload: Bool
+        var receiveOffload: Bool
+        var maxDatagramsPerFlush: Int
+        var transmitSlotSize: Int
+        var eventsPerYield: Int
+    }
+
+    /// The protocol core.
+    var endpoint: Endpoint
+    let clock: DriverClock
+    let settings: Settings
+    let eventSource: EndpointEvents.Producer.Source
+    var statistics: TransportStatistics
+    var addresses = SocketAddressConverter()
+    /// The channel context, set while the handler is in the pipeline.
+    var context: ChannelHandlerContext?
+
+    /// Received datagrams are copied here and decrypted in place: NIO's pooled receive buffer is shared with the
+    /// pool while `channelRead` runs, so writing into it would copy (and allocate) per datagram.
+    let scratch: UnsafeMutableRawBufferPointer
+    /// Transmits are written here back to back; each run of datagrams becomes one write of a slice of it. Cleared at
+    /// the start of every flush: its storage is reused whenever the previous writes have completed.
+    var outbound: ByteBuffer
+    /// The runs of the flush in progress (kept to reuse its capacity).
+    var runs: [TransmitRun] = []
+    var isFlushing = false
+    var followUpFlushScheduled = false
+
+    var timer: Scheduled<Void>?
+    var armedDeadline: Instant?
+
+    /// Whether the event consumer wants more (false between the buffer reaching the high watermark and dropping
+    /// below the low one).
+    var eventDemand = true
+    var eventConsumerGone = false
+    var eventBatch: [EndpointEvent] = []
+
+    var pendingSends = Deque<PendingSend>()
+    /// Set by ``close()`` or when the channel goes inactive: no more input is accepted.
+    var isClosed = false
+
+    init(endpoint: Endpoint, clock: DriverClock, settings: Settings, eventSource: EndpointEvents.Producer.Source) {
+        self.endpoint = endpoint
+        self.clock = clock
+        self.settings = settings
+        self.eventSource = eventSource
+        self.statistics = TransportStatistics(endpoint: endpoint.statistics)
+        self.scratch = .allocate(byteCount: TransportConfiguration.offloadReceiveSliceSize, alignment: 16)
+        self.outbound = ByteBufferAllocator().buffer(capacity: 0)
+        eventBatch.reserveCapacity(settings.eventsPerYield)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        outbound = context.channel.allocator.buffer(capacity: settings.maxDatagramsPerFlush * settings.transmitSlotSize)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        shutDown()
+        self.context = nil
+    }
+
+    // MARK: - Input
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard !isClosed else { return }
+        guard let source = SocketAddressConverter.networkAddress(envelope.remoteAddress) else {
+            statistics.unsupportedSourceDropped += 1
+            return
+        }
+        let length = min(envelope.data.readableBytes, scratch.count)
+        envelope.data.withUnsafeReadableBytes { bytes in
+            guard length > 0, let base = bytes.baseAddress else { return }
+            scratch.baseAddress!.copyMemory(from: base, byteCount: length)
+        }
+        let now = clock.now
+        // Receive offload glues same-source datagrams; the kernel reports the original size of each but the last.
+        let segment = envelope.metadata?.segmentSize.flatMap { $0 > 0 ? $0 : nil } ?? max(length, 1)
+        if length > segment { statistics.coalescedReads += 1 }
+        var offset = 0
+        repeat {
+            let size = min(segment, length - offset)
+            endpoint.handle(
+                datagram: UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<(offset + size)]), from: source,
+                now: now)
+            statistics.datagramsReceived += 1
+            offset += size
+        } while offset < length
+        statistics.bytesReceived += length
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        statistics.readBatches += 1
+        guard !isClosed else { return }
+        afterInput()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, !isClosed {
+            flushTransmits(budget: settings.maxDatagramsPerFlush)
+            rearmTimer()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // UDP errors (an ICMP port unreachable surfacing as ECONNREFUSED, a refused write) concern one datagram;
+        // the protocol's loss recovery deals with the consequences, so the driver keeps running.
+        statistics.channelErrors += 1
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        shutDown()
+        context.fireChannelInactive()
+    }
+
+    /// Runs after every input: events, waiting sends, transmits, timer.
+    func afterInput() {
+        deliverEvents()
+        serviceSends()
+        flushTransmits(budget: settings.maxDatagramsPerFlush)
+        rearmTimer()
+    }
+
+    // MARK: - Timer
+
+    /// Keeps one timer armed at or before the endpoint's earliest deadline. A timer armed earlier than needed is
+    /// kept (firing early is harmless: ``Endpoint/handleTimeout(now:)`` only runs what is due), which avoids
+    /// re-scheduling after every read batch.
+    func rearmTimer() {
+        // While the socket is not writable nothing could be sent anyway, and a paced deadline already in the past
+        // would fire in a loop: the writability change re-arms instead.
+        guard !isClosed, let context, context.channel.isWritable, let deadline = endpoint.nextDeadline else { return }
+        if let armed = armedDeadline, armed <= deadline { return }
+        timer?.cancel()
+        armedDeadline = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: clock.deadline(for: deadline)) {
+            self.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        armedDeadline = nil
+        guard !isClosed else { return }
+        endpoint.handleTimeout(now: clock.now)
+        afterInput()
+    }
+
+    // MARK: - Events
+
+    /// Moves events from the endpoint to the consumer while it has demand.
+    func deliverEvents() {
+        while eventDemand || eventConsumerGone {
+            eventBatch.removeAll(keepingCapacity: true)
+            while eventBatch.count < settings.eventsPerYield, let event = endpoint.pollEvent() {
+                eventBatch.append(event)
+            }
+            if eventBatch.isEmpty { return }
+            if eventConsumerGone {
+                statistics.eventsDiscarded += eventBatch.count
+                continue
+            }
+            statistics.eventsDelivered += eventBatch.count
+            switch eventSource.yield(contentsOf: eventBatch) {
+            case .produceMore: break
+            case .stopProducing: eventDemand = false
+            case .dropped: eventConsumerGone = true
+            }
+        }
+    }
+
+    /// The consumer drained its buffer below the low watermark.
+    func eventDemandResumed() {
+        eventDemand = true
+        guard !isClosed else { return }
+        afterInput()
+    }
+
+    /// The consumer stopped iterating for good: events are discarded from now on so flow control is not stuck.
+    func eventConsumerTerminated() {
+        eventConsumerGone = true
+        guard !isClosed else { return }
+        afterInput()
+    }
+
+    // MARK: - Closing
+
+    /// Closes every connection, flushes their CLOSE frames and the remaining events, and stops accepting input.
+    /// The caller closes the channel afterwards.
+    func close(reason: String) {
+        guard !isClosed else { return }
+        let now = clock.now
+        for id in endpoint.connectionIDs {
+            endpoint.close(id, code: .noError, reason: reason, now: now)
+        }
+        // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
+        flushTransmits(budget: .max)
+        // The local `.closed` events are handed over even past the high watermark: the stream ends here.
+        while let event = endpoint.pollEvent() {
+            eventBatch.removeAll(keepingCapacity: true)
+            eventBatch.append(event)
+            statistics.eventsDelivered += 1
+            _ = eventSource.yield(contentsOf: eventBatch)
+        }
+        shutDown()
+    }
+
+    /// Stops timers, fails waiting sends and ends the event stream.
+    private func shutDown() {
+        guard !isClosed else { return }
+        isClosed = true
+        timer?.cancel()
+        timer = nil
+        armedDeadline = nil
+        while let pending = pendingSends.popFirst() {
+            pending.continuation.resume(returning: .failure(.driverClosed))
+        }
+        eventSource.finish()
+    }
+
+    /// The driver's counters with the endpoint's.
+    var currentStatistics: TransportStatistics {
+        var result = statistics
+        result.endpoint = endpoint.statistics
+        return result
+    }
+}

@@ -1,0 +1,68 @@
+import HuddleProtocol
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Converts between the protocol's inline ``NetworkAddress`` and NIO's `SocketAddress`.
+///
+/// A `SocketAddress` holds a heap box, so building one per transmitted datagram would allocate on the hot path;
+/// the converter keeps a bounded cache of the destinations in use (a handful of peers in practice).
+struct SocketAddressConverter {
+    /// Cached destinations before the cache is reset (a peer roaming through many addresses cannot grow it).
+    static let cacheLimit = 1_024
+
+    private var cache: [NetworkAddress: SocketAddress] = [:]
+
+    /// The socket address for `address`, from the cache when possible.
+    mutating func socketAddress(for address: NetworkAddress) -> SocketAddress {
+        if let cached = cache[address] { return cached }
+        let converted = Self.makeSocketAddress(address)
+        if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+        cache[address] = converted
+        return converted
+    }
+
+    /// The protocol address of `address`, or `nil` for anything but IPv4 and IPv6.
+    static func networkAddress(_ address: SocketAddress) -> NetworkAddress? {
+        switch address {
+        case .v4(let ipv4):
+            let raw = ipv4.address
+            let host = UInt32(bigEndian: raw.sin_addr.s_addr)
+            return NetworkAddress(
+                ipv4: UInt8(truncatingIfNeeded: host >> 24), UInt8(truncatingIfNeeded: host >> 16),
+                UInt8(truncatingIfNeeded: host >> 8), UInt8(truncatingIfNeeded: host),
+                port: UInt16(bigEndian: raw.sin_port))
+        case .v6(let ipv6):
+            var raw = ipv6.address
+            let port = UInt16(bigEndian: raw.sin6_port)
+            return withUnsafeBytes(of: &raw.sin6_addr) { NetworkAddress(ipv6: $0, port: port) }
+        default:
+            return nil
+        }
+    }
+
+    private static func makeSocketAddress(_ address: NetworkAddress) -> SocketAddress {
+        let bytes = address.addressBytes
+        switch address.family {
+        case .ipv4:
+            var raw = sockaddr_in()
+            raw.sin_family = sa_family_t(AF_INET)
+            raw.sin_port = address.port.bigEndian
+            let host = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            raw.sin_addr.s_addr = host.bigEndian
+            return SocketAddress(raw)
+        case .ipv6:
+            var raw = sockaddr_in6()
+            raw.sin6_family = sa_family_t(AF_INET6)
+            raw.sin6_port = address.port.bigEndian
+            withUnsafeMutableBytes(of: &raw.sin6_addr) { target in
+                bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+            }
+            return SocketAddress(raw)
+        }
+    }
+}

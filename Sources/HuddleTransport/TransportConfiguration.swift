@@ -1,0 +1,61 @@
+/// How a ``UDPEndpointDriver`` binds its socket and batches its I/O.
+///
+/// The defaults suit a server on Linux; tests turn the offloads off to exercise the fallback paths.
+public struct TransportConfiguration: Sendable, Hashable {
+    /// The address to bind: `"127.0.0.1"`, `"::1"`, `"0.0.0.0"`, `"::"` or a concrete interface address.
+    public var host: String
+    /// The UDP port to bind; 0 asks the system for an ephemeral port (read it from
+    /// ``UDPEndpointDriver/localAddress``).
+    public var port: Int
+    /// Whether to coalesce same-destination, equal-size datagrams into one UDP GSO write (`UDP_SEGMENT`). Ignored
+    /// (plain writes) when the kernel does not support it.
+    public var segmentationOffload: Bool
+    /// Whether to let the kernel glue received datagrams together (`UDP_GRO`); the driver splits them again by the
+    /// reported segment size. Ignored (plain vector reads) when the kernel does not support it.
+    public var receiveOffload: Bool
+    /// Datagrams read per `recvmmsg` call (1 disables vector reads).
+    public var vectorReadMessageCount: Int
+    /// Socket reads (each up to ``vectorReadMessageCount`` datagrams) per readiness event before the batch ends;
+    /// transmits (ACKs included) are flushed once per batch, so smaller batches acknowledge sooner.
+    public var readsPerBatch: Int
+    /// The largest datagram accepted without receive offload; longer ones are truncated by the kernel and then fail
+    /// authentication. Must cover the peers' `maxDatagramSize`.
+    public var maxReceiveDatagramSize: Int
+    /// At most this many datagrams are taken from the endpoint per flush, so a large backlog yields to reads; the
+    /// rest is sent from a follow-up task on the same event loop.
+    public var maxDatagramsPerFlush: Int
+    /// Events buffered for a slow consumer of ``UDPEndpointDriver/events`` before the driver stops taking events
+    /// from the endpoint (which then withholds flow-control credit from the peers). Events are handed over in
+    /// batches of up to half this number, so at most about 1.5 times this many wait: with 256 KiB messages and the
+    /// default of 32, about 12 MiB in the worst case.
+    public var eventBufferHighWatermark: Int
+    /// The buffered-event count below which the driver resumes taking events.
+    public var eventBufferLowWatermark: Int
+    /// `SO_RCVBUF` to request, or `nil` for the system default (the kernel caps it at `net.core.rmem_max`).
+    public var socketReceiveBufferSize: Int?
+    /// `SO_SNDBUF` to request, or `nil` for the system default (the kernel caps it at `net.core.wmem_max`).
+    public var socketSendBufferSize: Int?
+
+    /// The UDP GSO kernel limit on segments in one write (`UDP_MAX_SEGMENTS` on older kernels).
+    public static let maxSegmentsPerWrite = 64
+    /// The most payload bytes one GSO write may carry (an IP datagram is at most 64 KiB including headers).
+    public static let maxBytesPerSegmentedWrite = 65_000
+    /// The receive buffer slice per datagram when receive offload is on: the kernel glues up to 64 KiB.
+    public static let offloadReceiveSliceSize = 65_536
+
+    /// A configuration binding `host` and `port` with every batching feature the kernel supports.
+    public init(host: String = "127.0.0.1", port: Int = 0) {
+        self.host = host
+        self.port = port
+        self.segmentationOffload = true
+        self.receiveOffload = true
+        self.vectorReadMessageCount = 16
+        self.readsPerBatch = 4
+        self.maxReceiveDatagramSize = 2_048
+        self.maxDatagramsPerFlush = 256
+        self.eventBufferHighWatermark = 32
+        self.eventBufferLowWatermark = 8
+        self.socketReceiveBufferSize = 4 * 1024 * 1024
+        self.socketSendBufferSize = 4 * 1024 * 1024
+    }
+}

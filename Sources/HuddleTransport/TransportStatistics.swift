@@ -1,0 +1,48 @@
+import HuddleProtocol
+
+/// Counters of what a ``UDPEndpointDriver`` moved, so batching and drops are visible.
+public struct TransportStatistics: Sendable, Hashable {
+    /// Datagrams handed to the endpoint (after splitting receive-offload reads).
+    public var datagramsReceived = 0
+    /// Bytes handed to the endpoint.
+    public var bytesReceived = 0
+    /// Datagrams written to the socket (a segmented write counts each segment).
+    public var datagramsSent = 0
+    /// Bytes written to the socket.
+    public var bytesSent = 0
+    /// Socket reads that carried several datagrams glued together by receive offload.
+    public var coalescedReads = 0
+    /// Read batches: bursts of reads ended by one `channelReadComplete`, after which transmits are flushed once.
+    public var readBatches = 0
+    /// Writes that carried more than one datagram as UDP GSO segments.
+    public var segmentedWrites = 0
+    /// Flushes to the socket.
+    public var flushes = 0
+    /// Flushes that stopped at ``TransportConfiguration/maxDatagramsPerFlush`` and yielded to reads.
+    public var flushesAtLimit = 0
+    /// Datagrams from a source address the driver cannot represent (not IPv4 or IPv6), dropped unread.
+    public var unsupportedSourceDropped = 0
+    /// Errors the channel reported (failed writes, ICMP errors on reads); none of them closes the driver.
+    public var channelErrors = 0
+    /// Events handed to the consumer of ``UDPEndpointDriver/events``.
+    public var eventsDelivered = 0
+    /// Events discarded because the consumer of ``UDPEndpointDriver/events`` went away.
+    public var eventsDiscarded = 0
+    /// Sends that had to wait for window space.
+    public var sendsSuspended = 0
+    /// The endpoint's own counters (authentication failures, replays, handshakes, ...).
+    public var endpoint: EndpointStatistics
+
+    /// Received datagrams the endpoint dropped without effect: malformed, unauthenticated, replayed, for unknown
+    /// indices, from unknown peers, stale or flooding handshakes.
+    public var datagramsDroppedByEndpoint: Int {
+        endpoint.malformedDropped + endpoint.mac1Failures + endpoint.handshakeFailures + endpoint.unknownPeerDropped
+            + endpoint.staleTimestampDropped + endpoint.floodDropped + endpoint.simultaneousInitiationsDropped
+            + endpoint.responsesDropped + endpoint.unknownIndexDropped + endpoint.transportRejected
+    }
+
+    /// Zeroed transport counters alongside the endpoint's current ones.
+    init(endpoint: EndpointStatistics) {
+        self.endpoint = endpoint
+    }
+}

@@ -1,0 +1,248 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+import NIOCore
+import NIOPosix
+
+/// Runs one ``Endpoint`` on one UDP socket (a SwiftNIO `DatagramChannel`): the only place where Huddle's protocol
+/// core meets sockets, clocks and the system RNG.
+///
+/// Threading: the endpoint lives on the channel's event loop and is only ever touched there; every method of the
+/// driver hops to that loop. The driver is `Sendable` because it holds only immutable values and a `NIOLoopBound`
+/// reference to the loop-confined ``EndpointChannelHandler`` (checked on every access).
+///
+/// Hot path: reads are batched (vector reads, or UDP GRO split by segment size), each datagram is decrypted in a
+/// reused buffer, and after each read batch the pending transmits are written in one flush, equal-size datagrams
+/// to one destination coalesced into a UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
+///
+/// Lifetime: call ``close()`` before shutting down the event loop group.
+public final class UDPEndpointDriver: Sendable {
+    /// The address the socket is bound to (with the real port when port 0 was requested).
+    public let localAddress: NetworkAddress
+    /// The endpoint's static key (what peers pass to `connect`).
+    public let staticKey: X25519PublicKey
+    /// The endpoint's events, with backpressure; see ``EndpointEvents``.
+    public let events: EndpointEvents
+    /// Whether datagrams are sent with UDP GSO (configured and supported by the kernel).
+    public let usesSegmentationOffload: Bool
+    /// Whether datagrams are received with UDP GRO (configured and supported by the kernel).
+    public let usesReceiveOffload: Bool
+
+    private let channel: any Channel
+    private let handler: NIOLoopBound<EndpointChannelHandler>
+
+    private init(
+        channel: any Channel, handler: NIOLoopBound<EndpointChannelHandler>, localAddress: NetworkAddress,
+        staticKey: X25519PublicKey, events: EndpointEvents, usesSegmentationOffload: Bool, usesReceiveOffload: Bool
+    ) {
+        self.channel = channel
+        self.handler = handler
+        self.localAddress = localAddress
+        self.staticKey = staticKey
+        self.events = events
+        self.usesSegmentationOffload = usesSegmentationOffload
+        self.usesReceiveOffload = usesReceiveOffload
+    }
+
+    /// Binds a UDP socket as `transport` says and starts an endpoint with `configuration` on it, on one event loop
+    /// of `group`.
+    ///
+    /// The driver reads the wall clock once here and replaces `configuration.wallClockAtOrigin` with it (instants
+    /// count from the same moment), and seeds the endpoint's generator from the system CSPRNG.
+    public static func bind(
+        configuration: EndpointConfiguration, transport: TransportConfiguration = TransportConfiguration(),
+        group: any EventLoopGroup
+    ) async throws(TransportError) -> UDPEndpointDriver {
+        try validate(transport)
+        let loop = group.next()
+        let clock = DriverClock()
+        let configuration = {
+            var adjusted = configuration
+            adjusted.wallClockAtOrigin = clock.wallClockAtOrigin
+            return adjusted
+        }()
+        let gso = transport.segmentationOffload && System.supportsUDPSegmentationOffload
+        let gro = transport.receiveOffload && System.supportsUDPReceiveOffload
+        let settings = EndpointChannelHandler.Settings(
+            segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
+            transmitSlotSize: max(configuration.connection.maxDatagramSize, 148),
+            eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1))
+
+        let delegate = EventDemandDelegate()
+        let produced = NIOAsyncSequenceProducer.makeSequence(
+            elementType: EndpointEvent.self,
+            backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
+                lowWatermark: transport.eventBufferLowWatermark, highWatermark: transport.eventBufferHighWatermark),
+            finishOnDeinit: false, delegate: delegate)
+        let source = produced.source
+
+        let messageCount = max(transport.vectorReadMessageCount, 1)
+        // Vector reads cut ONE buffer into `messageCount` equal slices; each must hold the largest datagram (GRO:
+        // up to 64 KiB of glued datagrams), or the kernel silently truncates.
+        let slice = gro ? TransportConfiguration.offloadReceiveSliceSize : transport.maxReceiveDatagramSize
+        var bootstrap = DatagramBootstrap(group: loop)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: messageCount * slice))
+            .channelOption(.maxMessagesPerRead, value: UInt(transport.readsPerBatch))
+            // Generous watermarks: one flush may queue a few hundred KiB before the kernel takes it.
+            .channelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
+        if messageCount > 1 {
+            bootstrap = bootstrap.channelOption(.datagramVectorReadMessageCount, value: messageCount)
+        }
+        if let size = transport.socketReceiveBufferSize {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(size))
+        }
+        if let size = transport.socketSendBufferSize {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+        }
+        if gro {
+            bootstrap =
+                bootstrap
+                .channelOption(.datagramReceiveOffload, value: true)
+                .channelOption(.datagramReceiveSegmentSize, value: true)
+        }
+        bootstrap = bootstrap.channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let endpoint = Endpoint(
+                    configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator())
+                let handler = EndpointChannelHandler(
+                    endpoint: endpoint, clock: clock, settings: settings, eventSource: source)
+                try channel.pipeline.syncOperations.addHandler(handler)
+            }
+        }
+
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
+        } catch {
+            source.finish()
+            throw .bindFailed(host: transport.host, port: transport.port, reason: "\(error)")
+        }
+        let handler: NIOLoopBound<EndpointChannelHandler>
+        do {
+            handler = try await loop.submit {
+                NIOLoopBound(
+                    try channel.pipeline.syncOperations.handler(type: EndpointChannelHandler.self), eventLoop: loop)
+            }.get()
+        } catch {
+            source.finish()
+            try? await channel.close()
+            throw .bindFailed(host: transport.host, port: transport.port, reason: "handler missing: \(error)")
+        }
+        delegate.attach(handler)
+        guard let bound = channel.localAddress, let localAddress = SocketAddressConverter.networkAddress(bound) else {
+            source.finish()
+            try? await channel.close()
+            throw .bindFailed(host: transport.host, port: transport.port, reason: "not an IPv4 or IPv6 address")
+        }
+        return UDPEndpointDriver(
+            channel: channel, handler: handler, localAddress: localAddress,
+            staticKey: configuration.identity.agreementKey.publicKey,
+            events: EndpointEvents(producer: produced.sequence),
+            usesSegmentationOffload: gso, usesReceiveOffload: gro)
+    }
+
+    private static func validate(_ transport: TransportConfiguration) throws(TransportError) {
+        guard (0...65_535).contains(transport.port) else {
+            throw .invalidConfiguration("port \(transport.port) is outside 0...65535")
+        }
+        guard transport.readsPerBatch > 0 else {
+            throw .invalidConfiguration("readsPerBatch must be positive")
+        }
+        guard transport.maxDatagramsPerFlush > 0 else {
+            throw .invalidConfiguration("maxDatagramsPerFlush must be positive")
+        }
+        guard transport.maxReceiveDatagramSize >= 148 else {
+            throw .invalidConfiguration("maxReceiveDatagramSize must hold a 148-byte handshake initiation")
+        }
+        guard transport.eventBufferLowWatermark >= 0,
+            transport.eventBufferHighWatermark > transport.eventBufferLowWatermark
+        else {
+            throw .invalidConfiguration("the event buffer needs 0 <= low watermark < high watermark")
+        }
+    }
+
+    // MARK: - Application API
+
+    /// Runs `body` on the event loop with exclusive access to the endpoint and the current instant, then sends
+    /// whatever it queued, hands out events and re-arms the timer. Throws ``TransportError/driverClosed`` after
+    /// ``close()``, or whatever `body` throws (its effects up to the throw still apply).
+    public func perform<Result: Sendable>(
+        _ body: @escaping @Sendable (inout Endpoint, Instant) throws -> Result
+    ) async throws -> Result {
+        let handler = self.handler
+        return try await handler.eventLoop.submit {
+            let core = handler.value
+            guard !core.isClosed else { throw TransportError.driverClosed }
+            defer { core.afterInput() }
+            return try body(&core.endpoint, core.clock.now)
+        }.get()
+    }
+
+    /// Authorises a peer (see ``Endpoint/addPeer(_:)``).
+    public func addPeer(_ credentials: PeerCredentials) async throws {
+        try await perform { endpoint, _ in try endpoint.addPeer(credentials) }
+    }
+
+    /// The connection to `peer` at `address`, created and its handshake started if there is none (see
+    /// ``Endpoint/connect(to:at:now:)``). Watch ``events`` for `.connected`.
+    public func connect(to peer: X25519PublicKey, at address: NetworkAddress) async throws -> ConnectionID {
+        try await perform { endpoint, now in try endpoint.connect(to: peer, at: address, now: now) }
+    }
+
+    /// Queues a reliable message on `channel` of `connection`, suspending while that channel's send window is full
+    /// (it reopens as the peer acknowledges earlier messages). Sends on one channel keep their order, also while
+    /// suspended.
+    ///
+    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above 256 KiB,
+    /// ``TransportError/connectionClosed(_:)`` if the connection is or becomes closed before the message is queued,
+    /// ``TransportError/driverClosed`` after ``close()``, ``TransportError/cancelled`` if the task is cancelled while
+    /// waiting (the message is then not sent). Never fails merely because the window is full.
+    @discardableResult
+    public func send(
+        _ message: [UInt8], on channel: ChannelID, to connection: ConnectionID
+    ) async throws(TransportError) -> MessageSequence {
+        guard message.count <= WireLimits.maxMessageSize else {
+            throw .messageTooLarge(size: message.count, limit: WireLimits.maxMessageSize)
+        }
+        let ticket = SendTicket()
+        let handler = self.handler
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let pending = PendingSend(
+                    ticket: ticket, message: message, channel: channel, connection: connection,
+                    continuation: continuation)
+                handler.eventLoop.execute { handler.value.enqueueSend(pending) }
+            }
+        } onCancel: {
+            ticket.cancel()
+            handler.eventLoop.execute { handler.value.cancelSend(ticket) }
+        }
+        return try result.get()
+    }
+
+    /// Queues an unreliable datagram (see ``Endpoint/sendDatagram(_:on:to:)``): never waits; the oldest queued
+    /// datagrams are dropped when too many wait.
+    public func sendDatagram(_ bytes: [UInt8], on channel: ChannelID, to connection: ConnectionID) async throws {
+        try await perform { endpoint, _ in try endpoint.sendDatagram(bytes, on: channel, to: connection) }
+    }
+
+    /// The driver's counters together with the endpoint's.
+    public func statistics() async throws(TransportError) -> TransportStatistics {
+        let handler = self.handler
+        do {
+            return try await handler.eventLoop.submit { handler.value.currentStatistics }.get()
+        } catch {
+            throw .driverClosed
+        }
+    }
+
+    /// Closes gracefully: every connection sends CLOSE (peers see `.closed`), waiting sends fail with
+    /// ``TransportError/driverClosed``, the local `.closed` events are handed to ``events`` which then ends, and the
+    /// socket is closed. Idempotent.
+    public func close() async {
+        let handler = self.handler
+        try? await handler.eventLoop.submit { handler.value.close(reason: "endpoint closed") }.get()
+        try? await channel.close()
+    }
+}
