@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "HuddleWire", targets: ["HuddleWire"]),
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
         .library(name: "HuddleTransport", targets: ["HuddleTransport"]),
+        .library(name: "Huddle", targets: ["Huddle"]),
         .executable(name: "huddle", targets: ["huddle"]),
         .executable(name: "huddle-sim", targets: ["huddle-sim"]),
     ],
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -58,9 +60,25 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
+        .target(
+            name: "Huddle",
+            dependencies: [
+                "HuddleTransport",
+                "HuddleProtocol",
+                "HuddleCrypto",
+                "HuddleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "huddle",
             dependencies: [
+                "Huddle",
+                "HuddleTransport",
                 "HuddleCrypto",
                 "HuddleWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -88,6 +106,10 @@ let package = Package(
             name: "HuddleCryptoTests",
             dependencies: ["HuddleCrypto"],
             resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "HuddleTests",
+            dependencies: ["Huddle", "HuddleTransport"]
         ),
         .testTarget(
             name: "HuddleProtocolTests",

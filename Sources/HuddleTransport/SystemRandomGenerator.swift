@@ -1,12 +1,16 @@
 import HuddleCrypto
 
 /// Random bytes from the operating system's CSPRNG (`getrandom` on Linux, through the standard library's
-/// `SystemRandomNumberGenerator`). The transport uses it only to seed the endpoint's ``ChaChaRandomGenerator``:
-/// the protocol core itself never touches the system RNG.
-struct SystemRandomGenerator: RandomBytesGenerator {
+/// `SystemRandomNumberGenerator`). Only the layers above the sans-IO core use it: to seed the endpoint's
+/// ``ChaChaRandomGenerator`` and to draw session and invitation secrets. The protocol core never touches it.
+public struct SystemRandomGenerator: RandomBytesGenerator {
     private var system = SystemRandomNumberGenerator()
 
-    mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    /// A generator reading the system CSPRNG.
+    public init() {}
+
+    /// Fills `buffer` with random bytes.
+    public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         var offset = 0
         while offset < buffer.count {
             var word = system.next()
@@ -20,7 +24,7 @@ struct SystemRandomGenerator: RandomBytesGenerator {
     }
 
     /// A protocol generator seeded with 32 fresh bytes from the system CSPRNG.
-    static func seededProtocolGenerator() -> ChaChaRandomGenerator {
+    public static func seededProtocolGenerator() -> ChaChaRandomGenerator {
         var system = SystemRandomGenerator()
         // 32 bytes is exactly the seed length the generator requires, so this cannot fail.
         return try! ChaChaRandomGenerator(seed: system.bytes(count: 32))

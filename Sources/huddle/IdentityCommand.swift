@@ -1,3 +1,4 @@
+import HuddleTransport
 import ArgumentParser
 import HuddleCrypto
 

@@ -1,3 +1,4 @@
+import HuddleTransport
 import HuddleCrypto
 import HuddleWire
 

@@ -17,7 +17,10 @@ struct MembershipTests {
         let grant = session.invitation()
         try net.withNode(0) { node in
             node.start(founding, now: .zero)
-            node.update(now: .zero) { $0.openInvitation(grant) }
+            node.update(now: .zero) { membership in
+                membership.setActivity(Array("initial".utf8))
+                membership.openInvitation(grant)
+            }
         }
         let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
         for index in 1..<(joining ?? count) {
@@ -46,6 +49,7 @@ struct MembershipTests {
             #expect(node.endpoint.connectionIDs.count == 4, "node \(index) has a connection to every other")
             #expect(node.core?.membership.phase == .member)
             #expect(node.core?.membershipViolations == 0)
+            #expect(node.activityPayload == Array("initial".utf8))
         }
         // A joiner's first handshake may race its announcement, but nobody waits for a 5 s retry.
         #expect(net.now < .zero + .seconds(5), "mesh formed at \(net.now)")

@@ -5,7 +5,7 @@ import HuddleWire
 /// Ties a ``SessionMembership`` to the node's ``Endpoint``: applies membership actions to the endpoint, feeds it
 /// the endpoint's connection events and membership messages, and passes on only what members send. Sans-IO like
 /// both: the owner (the simulator's node, or the transport's event loop) holds the endpoint and calls in with it.
-public struct SessionCore {
+public struct SessionCore: Sendable {
     /// The membership state.
     public private(set) var membership: SessionMembership
     /// Application messages dropped because their sender is not an active member (a joiner before its WELCOME, or a
@@ -14,7 +14,9 @@ public struct SessionCore {
     /// Membership messages refused (their connection was closed with a protocol violation).
     public private(set) var membershipViolations = 0
 
-    var connectedPeers: Set<X25519PublicKey> = []
+    /// Peers by connection, from `.connected` until `.closed`: events may be handled after the endpoint already
+    /// forgot a closed connection, so the peer is never looked up there.
+    var peers: [ConnectionID: X25519PublicKey] = [:]
     var events = Deque<SessionEvent>()
 
     /// A core for `membership`; call ``flush(_:now:)`` to apply its first actions (a joiner's connects).
@@ -29,11 +31,11 @@ public struct SessionCore {
     public mutating func handle(_ event: EndpointEvent, endpoint: inout Endpoint, now: Instant) {
         switch event {
         case .connected(let id, let peer):
-            connectedPeers.insert(peer)
+            peers[id] = peer
             let address = endpoint.connection(id)?.address ?? NetworkAddress(ipv4: 0, 0, 0, 0, port: 0)
             membership.peerConnected(peer, address: address)
         case .message(let id, let channel, let bytes):
-            guard let peer = endpoint.connection(id)?.peer else { break }
+            guard let peer = peers[id] else { break }
             if channel == MembershipMessage.channel {
                 do {
                     try membership.receive(bytes, from: peer, admission: endpoint.admission(of: peer))
@@ -47,18 +49,18 @@ public struct SessionCore {
                 nonMemberMessagesDropped += 1
             }
         case .datagram(let id, let channel, let bytes):
-            guard let peer = endpoint.connection(id)?.peer else { break }
+            guard let peer = peers[id] else { break }
             if membership.isActiveMember(peer), let member = membership.member(peer) {
                 events.append(.datagram(from: member, channel: channel, bytes: bytes))
             } else {
                 nonMemberMessagesDropped += 1
             }
         case .delivered(let id, let channel, let sequence):
-            if let peer = endpoint.connection(id)?.peer {
+            if let peer = peers[id] {
                 events.append(.delivered(to: peer, channel: channel, sequence: sequence))
             }
-        case .closed(_, let peer, _, let undelivered):
-            if connectedPeers.remove(peer) != nil {
+        case .closed(let id, let peer, _, let undelivered):
+            if peers.removeValue(forKey: id) != nil {
                 membership.peerDisconnected(peer)
             } else {
                 membership.connectFailed(peer)

@@ -19,9 +19,9 @@ import HuddleCrypto
 /// - The roster only grows by joins and shrinks by a member's own announcement (MEMBER_LEFT from anyone else is
 ///   refused): a join with a larger epoch revives a departed identity.
 /// - The activity is a last-writer-wins register ordered by (clock, author): every member converges on the same
-///   value. Only the author's own connection may carry its change.
+///   value. Members forward it to members they (re)connect to, so a change made during a partition heals.
 /// - A participant is *active* while it is in the roster and connected.
-public struct SessionMembership {
+public struct SessionMembership: Sendable {
     /// Where the local node is in the session's life.
     public enum Phase: Sendable, Equatable {
         /// Waiting for a WELCOME.
@@ -34,7 +34,7 @@ public struct SessionMembership {
         case ended
     }
 
-    struct Entry {
+    struct Entry: Sendable {
         var record: MemberRecord
         var present: Bool
     }
@@ -216,8 +216,9 @@ public struct SessionMembership {
             entries[key]!.present = false
             if connected.contains(key) { actions.append(.participantLeft(entry.record, .left)) }
         case .activity(let record):
+            // Forwarded as well as original (members pass the current activity to members they reconnect to), so
+            // the author need not be the sender: any member may set the activity anyway.
             try requireMember(key)
-            guard entries[key]?.record.identity.signingKey == record.author else { throw .impersonation }
             guard record.payload.count <= ProtocolLimits.maxActivityBytes else {
                 throw .limitExceeded(what: "activity", limit: ProtocolLimits.maxActivityBytes)
             }
@@ -302,8 +303,9 @@ public struct SessionMembership {
             }
         }
         for grant in welcome.invitations { open(grant) }
-        actions.append(.joined)
+        // The activity first, so the driver can check its kind before it reports the join.
         if let activity = welcome.activity { adopt(activity) }
+        actions.append(.joined)
         for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
         hints = []
         sponsor = nil

@@ -1,0 +1,201 @@
+import Foundation
+import HuddleCrypto
+import HuddleProtocol
+import HuddleTransport
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A device on the Huddle mesh: an identity, one UDP socket, and the session it takes part in.
+///
+/// ```swift
+/// let node = try await HuddleNode.start(.init(identity: identity, name: "ada"))
+/// let session = try await node.activate(DrawTogether(canvasName: "sketch"))
+/// try await session.join()
+/// let ticket = try await session.makeInvitation().ticket   // hand this to a friend
+/// ```
+///
+/// A node takes part in one session at a time (start another node, on another port, for a second one).
+public final class HuddleNode: Sendable {
+    /// How to start a node.
+    public struct Configuration: Sendable {
+        /// Who this node is.
+        public var identity: Identity
+        /// The display name other participants see (at most 64 UTF-8 bytes).
+        public var name: String
+        /// The address to bind (`127.0.0.1`, `0.0.0.0`, `::1`, ...).
+        public var host: String
+        /// The UDP port; 0 picks a free one.
+        public var port: Int
+        /// The address other members reach this node at; by default the bound address (loopback when bound to
+        /// the unspecified address).
+        public var advertisedAddress: NetworkAddress?
+        /// Where the node logs.
+        public var logger: Logger
+        /// Socket-level settings (offloads, batch sizes).
+        public var transport: TransportConfiguration
+
+        /// A configuration; the defaults bind an ephemeral port on 127.0.0.1.
+        public init(
+            identity: Identity, name: String, host: String = "127.0.0.1", port: Int = 0,
+            logger: Logger = Logger(label: "huddle")
+        ) {
+            self.identity = identity
+            self.name = name
+            self.host = host
+            self.port = port
+            self.logger = logger
+            self.transport = TransportConfiguration(host: host, port: port)
+        }
+    }
+
+    /// Where the node's socket is bound.
+    public let localAddress: NetworkAddress
+    /// The address other members reach this node at.
+    public let advertisedAddress: NetworkAddress
+    /// This node's identity fingerprint (the ``Participant/id`` others see).
+    public let fingerprint: String
+    let engine: SessionEngine
+    let driver: UDPEndpointDriver
+    let identity: Identity
+    let name: String
+    private let observers = NIOLockedValueBox<[Int: AsyncStream<any Sendable>.Continuation]>([:])
+    private let nextObserver = NIOLockedValueBox(0)
+
+    private init(
+        driver: UDPEndpointDriver, engine: SessionEngine, identity: Identity, name: String,
+        advertisedAddress: NetworkAddress
+    ) {
+        self.driver = driver
+        self.engine = engine
+        self.identity = identity
+        self.name = name
+        self.localAddress = driver.localAddress
+        self.advertisedAddress = advertisedAddress
+        self.fingerprint = identity.publicIdentity.fingerprint
+    }
+
+    /// Binds the socket and starts the node.
+    ///
+    /// - Throws: ``HuddleError/transport(_:)`` when the address cannot be bound.
+    public static func start(_ configuration: Configuration) async throws -> HuddleNode {
+        var transport = configuration.transport
+        transport.host = configuration.host
+        transport.port = configuration.port
+        let endpointConfiguration = EndpointConfiguration(
+            identity: configuration.identity, prologue: HuddleNode.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 0, nanoseconds: 0))
+        let driver: UDPEndpointDriver
+        do {
+            driver = try await UDPEndpointDriver.bind(
+                configuration: endpointConfiguration, transport: transport,
+                group: MultiThreadedEventLoopGroup.singleton)
+        } catch {
+            throw HuddleError.transport(error)
+        }
+        let advertised = configuration.advertisedAddress ?? Self.reachable(driver.localAddress)
+        let name = String(
+            decoding: Array(configuration.name.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
+        let engine = SessionEngine(
+            driver: driver, identity: configuration.identity, name: name, advertisedAddress: advertised,
+            logger: configuration.logger)
+        await engine.start()
+        return HuddleNode(
+            driver: driver, engine: engine, identity: configuration.identity, name: name, advertisedAddress: advertised)
+    }
+
+    /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
+    static let prologue = Array("huddle/1".utf8)
+
+    /// The bound address, with an unspecified host replaced by loopback of the same family.
+    static func reachable(_ address: NetworkAddress) -> NetworkAddress {
+        guard address.addressBytes.allSatisfy({ $0 == 0 }) else { return address }
+        switch address.family {
+        case .ipv4: return NetworkAddress(ipv4: 127, 0, 0, 1, port: address.port)
+        case .ipv6: return NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: address.port)!
+        }
+    }
+
+    var localParticipant: Participant {
+        Participant(
+            MemberRecord(identity: identity.publicIdentity, name: name, addresses: [advertisedAddress], epoch: 0))
+    }
+
+    /// A new session for `activity`, with this node as its first member; it is ``GroupSessionState/waiting``
+    /// until ``GroupSession/join()``.
+    public func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> GroupSession<Activity> {
+        var random = SystemRandomGenerator()
+        let session = SessionID(bytes: random.bytes(count: SessionID.length))!
+        let secret = SecureBytes(count: 32, using: &random)
+        let local = MemberRecord(
+            identity: identity.publicIdentity, name: name, addresses: [advertisedAddress], epoch: 0)
+        let membership = SessionMembership(starting: session, local: local, sessionSecret: secret)
+        let context = SessionContext(
+            id: session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
+            plan: .start(membership), activity: try ActivityCoding.encode(activity))
+        let groupSession = GroupSession(context: context, engine: engine, activity: activity)
+        announce(groupSession)
+        return groupSession
+    }
+
+    /// Joins the session a ticket names: contacts the members it lists and returns once one of them let this
+    /// node in (the session is then ``GroupSessionState/joined``). No network traffic happens for an expired
+    /// ticket.
+    ///
+    /// - Throws: ``HuddleError/invitationExpired(_:)``, ``HuddleError/joinTimedOut(_:)`` (30 s),
+    ///   ``HuddleError/joinFailed(_:)``, ``HuddleError/activityMismatch(expected:found:)``,
+    ///   ``HuddleError/alreadyInSession``.
+    public func join<Activity: GroupActivity>(
+        _ invitation: Invitation, as type: Activity.Type = Activity.self
+    ) async throws -> GroupSession<Activity> {
+        guard !invitation.isExpired() else { throw HuddleError.invitationExpired(invitation.expiresAt) }
+        let context = SessionContext(
+            id: invitation.session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
+            plan: .join(invitation), activity: [])
+        try await engine.begin(context)
+        let activity = try ActivityCoding.decode(context.activity.value, as: Activity.self)
+        let groupSession = GroupSession(context: context, engine: engine, activity: activity)
+        announce(groupSession)
+        return groupSession
+    }
+
+    /// Every session this node creates or joins from now on, as Apple's `Activity.sessions()`: configure
+    /// messengers for each as it arrives.
+    public func sessions<Activity: GroupActivity>(of type: Activity.Type) -> AsyncStream<GroupSession<Activity>> {
+        let (stream, continuation) = AsyncStream<GroupSession<Activity>>.makeStream()
+        let (erased, erasedContinuation) = AsyncStream<any Sendable>.makeStream()
+        let id = nextObserver.withLockedValue { value in
+            defer { value += 1 }
+            return value
+        }
+        observers.withLockedValue { $0[id] = erasedContinuation }
+        let task = Task {
+            for await session in erased {
+                if let session = session as? GroupSession<Activity> { continuation.yield(session) }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { [observers] _ in
+            task.cancel()
+            _ = observers.withLockedValue { $0.removeValue(forKey: id) }?.finish()
+        }
+        return stream
+    }
+
+    private func announce(_ session: some Sendable) {
+        for observer in observers.withLockedValue({ Array($0.values) }) { observer.yield(session) }
+    }
+
+    /// Transport counters (datagrams, batches, drops), for diagnostics.
+    public func statistics() async throws -> TransportStatistics {
+        try await driver.statistics()
+    }
+
+    /// Leaves the current session (if any), closes every connection and the socket. Idempotent.
+    public func shutdown() async {
+        await engine.shutdown()
+        await driver.close()
+        for observer in observers.withLockedValue({ Array($0.values) }) { observer.finish() }
+    }
+}

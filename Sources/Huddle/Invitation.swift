@@ -1,0 +1,185 @@
+import Foundation
+import HuddleCrypto
+import HuddleProtocol
+
+/// A ticket that lets one more device join a session: text to copy into a chat or a terminal.
+///
+/// A ticket names the session, carries a fresh 32-byte invitation secret (the joiner's handshake credentials derive
+/// from it), when it expires, the inviting member's identity, and up to eight members with their Noise keys and
+/// addresses (any of them can let the joiner in, so a ticket keeps working after its inviter left). It ends in a
+/// checksum, so a mistyped or truncated ticket is refused before any network traffic.
+///
+/// Format: `huddle:` followed by unpadded base64url of: version (1 byte, 1), session id (16), invitation secret (32),
+/// expiry (u64 little-endian, seconds since 1970), inviter signing key (32), inviter name (1-byte length, at most
+/// 64 UTF-8 bytes), member count (1 byte, 1-8), then per member its Noise key (32), address family (4 or 6), address
+/// (4 or 16 bytes) and port (u16 little-endian); then the first 4 bytes of BLAKE2b-256 over everything before.
+///
+/// Treat a ticket like a password until it expires: whoever holds it can join.
+public struct Invitation: Sendable, CustomStringConvertible {
+    /// The text prefix of every ticket.
+    public static let prefix = "huddle:"
+    /// The ticket format version this build writes and reads.
+    public static let version: UInt8 = 1
+    /// The most members a ticket names.
+    public static let maxMembers = 8
+    static let checksumLength = 4
+
+    /// A member a joiner can reach.
+    public struct Member: Sendable, Hashable {
+        /// Its Noise static key.
+        public var staticKey: X25519PublicKey
+        /// Where it listens.
+        public var address: NetworkAddress
+    }
+
+    /// The session the ticket is for.
+    public let session: SessionID
+    /// The invitation secret.
+    let secret: SecureBytes
+    /// When the ticket stops being accepted.
+    public let expiresAt: Date
+    /// The inviting member's identity key.
+    public let inviterSigningKey: Ed25519PublicKey
+    /// The inviting member's display name.
+    public let inviterName: String
+    /// Members a joiner can reach, the inviter first.
+    public let members: [Member]
+
+    init(
+        session: SessionID, secret: SecureBytes, expiresAt: Date, inviterSigningKey: Ed25519PublicKey,
+        inviterName: String, members: [Member]
+    ) {
+        self.session = session
+        self.secret = secret
+        self.expiresAt = expiresAt
+        self.inviterSigningKey = inviterSigningKey
+        self.inviterName = String(
+            decoding: Array(inviterName.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
+        self.members = Array(members.prefix(Self.maxMembers))
+    }
+
+    /// The inviter's fingerprint, to compare out of band.
+    public var inviterFingerprint: String {
+        PublicIdentity(signingKey: inviterSigningKey, agreementKey: members[0].staticKey, binding: []).fingerprint
+    }
+
+    /// Whether the ticket has expired at `date`.
+    public func isExpired(at date: Date = Date()) -> Bool { date >= expiresAt }
+
+    /// The ticket text.
+    public var ticket: String {
+        var payload: [UInt8] = [Self.version]
+        payload += session.bytes
+        payload += secret.copyToArray()
+        let expiry = UInt64(max(0, expiresAt.timeIntervalSince1970.rounded(.down)))
+        for shift in stride(from: 0, to: 64, by: 8) {
+            payload.append(UInt8(truncatingIfNeeded: expiry >> UInt64(shift)))
+        }
+        payload += inviterSigningKey.bytes
+        let name = Array(inviterName.utf8)
+        payload.append(UInt8(name.count))
+        payload += name
+        payload.append(UInt8(members.count))
+        for member in members {
+            payload += member.staticKey.bytes
+            payload.append(member.address.family == .ipv4 ? 4 : 6)
+            payload += member.address.addressBytes
+            payload.append(UInt8(truncatingIfNeeded: member.address.port))
+            payload.append(UInt8(truncatingIfNeeded: member.address.port >> 8))
+        }
+        payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Self.checksumLength)
+        return Self.prefix + Self.base64URL(payload)
+    }
+
+    public var description: String { ticket }
+
+    /// Parses a ticket. Checks its format and checksum only: no network I/O, and expiry is checked when joining.
+    ///
+    /// - Throws: ``InvitationError`` saying what is wrong with the text.
+    public init(parsing text: String) throws(InvitationError) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix(Self.prefix) else { throw .notATicket }
+        guard let payload = Self.decodeBase64URL(String(trimmed.dropFirst(Self.prefix.count))) else {
+            throw .badEncoding
+        }
+        guard payload.count > Self.checksumLength + 1 else { throw .truncated }
+        let body = payload.dropLast(Self.checksumLength)
+        guard
+            BLAKE2b.hash(body, outputLength: 32).prefix(Self.checksumLength).elementsEqual(
+                payload.suffix(Self.checksumLength))
+        else { throw .checksumMismatch }
+        var reader = TicketReader(bytes: Array(body))
+        let version = try reader.byte()
+        guard version == Self.version else { throw .unsupportedVersion(version) }
+        session = SessionID(bytes: try reader.bytes(SessionID.length))!
+        secret = SecureBytes(try reader.bytes(32))
+        var expiry: UInt64 = 0
+        for (index, byte) in try reader.bytes(8).enumerated() { expiry |= UInt64(byte) << (8 * UInt64(index)) }
+        expiresAt = Date(timeIntervalSince1970: TimeInterval(min(expiry, UInt64(Int64.max / 2))))
+        guard let signingKey = try? Ed25519PublicKey(bytes: try reader.bytes(32)) else { throw .truncated }
+        inviterSigningKey = signingKey
+        let nameLength = Int(try reader.byte())
+        guard nameLength <= ProtocolLimits.maxMemberNameBytes,
+            let name = String(validating: try reader.bytes(nameLength), as: UTF8.self)
+        else { throw .invalidName }
+        inviterName = name
+        let count = Int(try reader.byte())
+        guard count >= 1 else { throw .noMembers }
+        guard count <= Self.maxMembers else { throw .tooManyMembers(count) }
+        var members: [Member] = []
+        for _ in 0..<count {
+            guard let key = try? X25519PublicKey(bytes: try reader.bytes(32)) else { throw .truncated }
+            let family = try reader.byte()
+            let address: NetworkAddress?
+            switch family {
+            case 4:
+                let bytes = try reader.bytes(4)
+                address = NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: try reader.port())
+            case 6:
+                address = NetworkAddress(ipv6: try reader.bytes(16), port: try reader.port())
+            default:
+                throw .invalidAddress
+            }
+            guard let address, address.port != 0 else { throw .invalidAddress }
+            members.append(Member(staticKey: key, address: address))
+        }
+        guard reader.isAtEnd else { throw .trailingBytes }
+        self.members = members
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decodeBase64URL(_ text: String) -> [UInt8]? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            return nil
+        }
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+        return Data(base64Encoded: standard).map { Array($0) }
+    }
+}
+
+/// Reads a ticket's fields, throwing ``InvitationError/truncated`` instead of reading past the end.
+struct TicketReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func byte() throws(InvitationError) -> UInt8 { try self.bytes(1)[0] }
+
+    mutating func bytes(_ count: Int) throws(InvitationError) -> [UInt8] {
+        guard count <= bytes.count - offset else { throw .truncated }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func port() throws(InvitationError) -> UInt16 {
+        let pair = try bytes(2)
+        return UInt16(pair[0]) | UInt16(pair[1]) << 8
+    }
+}

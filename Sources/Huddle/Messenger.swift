@@ -1,0 +1,172 @@
+import Foundation
+import HuddleWire
+
+/// Sends and receives messages among a session's participants, like Apple's `GroupSessionMessenger`.
+///
+/// - ``DeliveryMode/reliable``: exactly once and in order per sender (FIFO), retransmitted until acknowledged;
+///   `send` suspends while a recipient's window is full instead of failing. Up to 256 KiB per message.
+/// - ``DeliveryMode/unreliable``: best effort, never retransmitted, for state that is stale once replaced (cursor
+///   positions); each message must fit one datagram.
+///
+/// Messages are Codable values (sent as JSON, tagged with their type name) or raw bytes. A receiver only delivers a
+/// message to a ``messages(of:)`` stream of the same type name; a message it cannot decode (a newer version's type,
+/// a changed shape) is skipped, so version your message types and keep old fields decodable. Messages that arrive
+/// before anyone iterates a matching stream are kept (up to 1024) and handed to the first one, so a late joiner's
+/// catch-up state is not lost while it sets up.
+///
+/// Iterate every stream you create (or stop iterating it): an unread stream buffers 1024 messages, then holds up
+/// the session's delivery, which is how a slow reader slows senders down instead of losing messages.
+public final class Messenger: Sendable {
+    /// How messages travel.
+    public enum DeliveryMode: Sendable, Hashable {
+        /// Exactly once, in order per sender, retransmitted.
+        case reliable
+        /// Best effort, at most once, unordered.
+        case unreliable
+    }
+
+    /// Who receives a message.
+    public enum Recipients: Sendable, Hashable {
+        /// Every other active participant.
+        case all
+        /// Only these participants.
+        case only(Set<Participant>)
+    }
+
+    /// Where a message came from.
+    public struct Context: Sendable {
+        /// The participant who sent it.
+        public let source: Participant
+    }
+
+    /// The largest reliable message, encoded: 256 KiB.
+    public static let maxMessageSize = WireLimits.maxMessageSize
+    /// The largest unreliable message, encoded: what fits in one 1200-byte datagram.
+    public static let maxUnreliableMessageSize = 1100
+
+    let engine: SessionEngine
+    /// The delivery mode.
+    public let deliveryMode: DeliveryMode
+
+    /// A messenger for `session`. Several messengers may share a session.
+    public init(session: GroupSession<some GroupActivity>, deliveryMode: DeliveryMode = .reliable) {
+        self.engine = session.engine
+        self.deliveryMode = deliveryMode
+    }
+
+    /// Sends a Codable value.
+    ///
+    /// - Throws: ``HuddleError/messageTooLarge(size:limit:)``, ``HuddleError/datagramTooLarge(size:limit:)``,
+    ///   ``HuddleError/notJoined``, ``HuddleError/notAParticipant(_:)``, ``HuddleError/coding(_:)``.
+    public func send<Message: Encodable & Sendable>(_ message: Message, to recipients: Recipients = .all) async throws {
+        let payload: Data
+        do {
+            payload = try JSONEncoder().encode(message)
+        } catch {
+            throw HuddleError.coding("\(Message.self): \(error)")
+        }
+        let envelope = MessageEnvelope(
+            kind: .codable, typeName: String(reflecting: Message.self), payload: Array(payload))
+        try await send(envelope: envelope, to: recipients)
+    }
+
+    /// Sends raw bytes.
+    public func send(_ data: Data, to recipients: Recipients = .all) async throws {
+        try await send(envelope: MessageEnvelope(kind: .raw, typeName: "", payload: Array(data)), to: recipients)
+    }
+
+    private func send(envelope: MessageEnvelope, to recipients: Recipients) async throws {
+        let bytes = envelope.encoded()
+        switch deliveryMode {
+        case .reliable where bytes.count > Self.maxMessageSize:
+            throw HuddleError.messageTooLarge(size: bytes.count, limit: Self.maxMessageSize)
+        case .unreliable where bytes.count > Self.maxUnreliableMessageSize:
+            throw HuddleError.datagramTooLarge(size: bytes.count, limit: Self.maxUnreliableMessageSize)
+        default:
+            break
+        }
+        let targets: Set<Participant>? =
+            switch recipients {
+            case .all: nil
+            case .only(let participants): participants
+            }
+        try await engine.send(bytes, reliable: deliveryMode == .reliable, to: targets)
+    }
+
+    /// Messages of type `Message` from other participants, with their source.
+    public func messages<Message: Decodable & Sendable>(of type: Message.Type) -> MessageStream<Message> {
+        MessageStream(
+            engine: engine, reliable: deliveryMode == .reliable, kind: .codable,
+            typeName: String(reflecting: Message.self)
+        ) { payload in try? JSONDecoder().decode(Message.self, from: Data(payload)) }
+    }
+
+    /// Raw-byte messages from other participants, with their source.
+    public func messages(of type: Data.Type) -> MessageStream<Data> {
+        MessageStream(engine: engine, reliable: deliveryMode == .reliable, kind: .raw, typeName: "") { Data($0) }
+    }
+}
+
+/// The messages of one type a ``Messenger`` receives, as `(message, context)` pairs; ends when the session does.
+public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = (message: Message, context: Messenger.Context)
+
+    let engine: SessionEngine
+    let reliable: Bool
+    let kind: MessageEnvelope.Kind
+    let typeName: String
+    let decode: @Sendable ([UInt8]) -> Message?
+
+    init(
+        engine: SessionEngine, reliable: Bool, kind: MessageEnvelope.Kind, typeName: String,
+        decode: @escaping @Sendable ([UInt8]) -> Message?
+    ) {
+        self.engine = engine
+        self.reliable = reliable
+        self.kind = kind
+        self.typeName = typeName
+        self.decode = decode
+    }
+
+    /// Iterates the messages.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: MessageStream
+        var subscription: Subscription?
+
+        /// The next message, or `nil` when the session is over.
+        public mutating func next() async -> Element? {
+            if subscription == nil {
+                let (id, queue) = await stream.engine.subscribe(
+                    reliable: stream.reliable, kind: stream.kind, typeName: stream.typeName)
+                subscription = Subscription(id: id, queue: queue, engine: stream.engine)
+            }
+            while let received = await subscription!.queue.next() {
+                if let message = stream.decode(received.envelope.payload) {
+                    return (message, Messenger.Context(source: received.source))
+                }
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
+
+    /// Ends the engine-side subscription when the iterator goes away.
+    final class Subscription: Sendable {
+        let id: Int
+        let queue: BoundedAsyncQueue<ReceivedMessage>
+        let engine: SessionEngine
+
+        init(id: Int, queue: BoundedAsyncQueue<ReceivedMessage>, engine: SessionEngine) {
+            self.id = id
+            self.queue = queue
+            self.engine = engine
+        }
+
+        deinit {
+            queue.finish()
+            let (engine, id) = (self.engine, self.id)
+            Task { await engine.unsubscribe(id) }
+        }
+    }
+}

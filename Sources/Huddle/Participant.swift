@@ -1,0 +1,23 @@
+import HuddleCrypto
+import HuddleProtocol
+
+/// A person's device in a session. Two `Participant` values are equal when they are the same member identity; the
+/// name is what that member chose to be called.
+public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvertible {
+    /// The member's identifier: its identity fingerprint, stable across sessions.
+    public let id: String
+    /// The member's display name.
+    public let name: String
+    let staticKey: X25519PublicKey
+
+    init(_ record: MemberRecord) {
+        id = record.identity.fingerprint
+        name = record.name
+        staticKey = record.staticKey
+    }
+
+    public static func == (lhs: Participant, rhs: Participant) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+
+    public var description: String { name.isEmpty ? id : "\(name) (\(id.prefix(9)))" }
+}

@@ -1,0 +1,45 @@
+import HuddleProtocol
+
+/// The observable state of one session, shared by its ``GroupSession`` handle and the node's ``SessionEngine``.
+final class SessionContext: Sendable {
+    /// What joining this session means.
+    enum Plan: Sendable {
+        /// Start it: this node is its first member.
+        case start(SessionMembership)
+        /// Join it with a ticket.
+        case join(Invitation)
+    }
+
+    let id: SessionID
+    let activityIdentifier: String
+    let local: Participant
+    let plan: Plan
+    let state = Broadcast<GroupSessionState>(.waiting)
+    let participants: Broadcast<Set<Participant>>
+    /// The encoded activity (see ``ActivityCoding``), empty until known.
+    let activity: Broadcast<[UInt8]>
+
+    init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
+        self.id = id
+        self.activityIdentifier = activityIdentifier
+        self.local = local
+        self.plan = plan
+        self.participants = Broadcast([local])
+        self.activity = Broadcast(activity)
+    }
+
+    var isInvalidated: Bool {
+        if case .invalidated = state.value { return true }
+        return false
+    }
+
+    /// Moves to `invalidated(reason)` once and ends every observer stream.
+    func invalidate(_ reason: InvalidationReason) {
+        guard !isInvalidated else { return }
+        state.update(.invalidated(reason: reason))
+        state.finish()
+        participants.update([])
+        participants.finish()
+        activity.finish()
+    }
+}

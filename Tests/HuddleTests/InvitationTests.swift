@@ -1,0 +1,79 @@
+import Foundation
+import HuddleCrypto
+import HuddleProtocol
+import Testing
+
+@testable import Huddle
+
+@Suite("Invitation tickets")
+struct InvitationTests {
+    static func invitation(members: Int = 2, name: String = "ada") -> Invitation {
+        var random = ChaChaRandomGenerator(seed: 5)
+        let identity = Identity(using: &random)
+        let others = (0..<members).map { index in
+            Invitation.Member(
+                staticKey: Identity(using: &random).agreementKey.publicKey,
+                address: index % 2 == 0
+                    ? NetworkAddress(ipv4: 127, 0, 0, 1, port: UInt16(4000 + index))
+                    : NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: 4001)!)
+        }
+        return Invitation(
+            session: SessionID(bytes: [UInt8](0..<16))!, secret: SecureBytes(count: 32, using: &random),
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+            inviterSigningKey: identity.publicIdentity.signingKey,
+            inviterName: name, members: others)
+    }
+
+    @Test("A ticket round-trips every field and keeps its text form")
+    func roundTrip() throws {
+        let original = Self.invitation(members: 8)
+        let parsed = try Invitation(parsing: original.ticket)
+        #expect(parsed.ticket == original.ticket)
+        #expect(parsed.session == original.session)
+        #expect(parsed.members == original.members)
+        #expect(parsed.inviterName == "ada")
+        #expect(parsed.expiresAt == original.expiresAt)
+        #expect(parsed.secret.constantTimeEquals(original.secret))
+        #expect(original.ticket.hasPrefix("huddle:"))
+        #expect(try Invitation(parsing: "  \(original.ticket)\n").ticket == original.ticket)
+    }
+
+    @Test("Every kind of damage gets its own typed error")
+    func damage() throws {
+        let ticket = Self.invitation().ticket
+        #expect(throws: InvitationError.notATicket) { try Invitation(parsing: "hello") }
+        #expect(throws: InvitationError.badEncoding) { try Invitation(parsing: ticket + "!") }
+        #expect(throws: InvitationError.truncated) { try Invitation(parsing: "huddle:AAAA") }
+        // Change one character in the middle: the checksum catches it.
+        var characters = Array(ticket)
+        let index = characters.count / 2
+        characters[index] = characters[index] == "A" ? "B" : "A"
+        #expect(throws: InvitationError.checksumMismatch) { try Invitation(parsing: String(characters)) }
+        #expect(throws: InvitationError.checksumMismatch) { try Invitation(parsing: String(ticket.dropLast(3))) }
+    }
+
+    @Test("Structural errors behind a valid checksum: version, member count, address family, trailing bytes")
+    func structure() throws {
+        func ticket(_ mutate: (inout [UInt8]) -> Void) -> String {
+            var payload = Invitation.decodeBase64URL(String(Self.invitation(members: 1).ticket.dropFirst(7)))!
+            payload.removeLast(Invitation.checksumLength)
+            mutate(&payload)
+            payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)
+            return Invitation.prefix + Invitation.base64URL(payload)
+        }
+        #expect(throws: InvitationError.unsupportedVersion(2)) { try Invitation(parsing: ticket { $0[0] = 2 }) }
+        let countOffset = 1 + 16 + 32 + 8 + 32 + 1 + 3
+        #expect(throws: InvitationError.noMembers) { try Invitation(parsing: ticket { $0[countOffset] = 0 }) }
+        #expect(throws: InvitationError.tooManyMembers(9)) { try Invitation(parsing: ticket { $0[countOffset] = 9 }) }
+        #expect(throws: InvitationError.invalidAddress) { try Invitation(parsing: ticket { $0[countOffset + 33] = 5 }) }
+        #expect(throws: InvitationError.trailingBytes) { try Invitation(parsing: ticket { $0.append(0) }) }
+        #expect(throws: InvitationError.truncated) { try Invitation(parsing: ticket { $0.removeLast(3) }) }
+    }
+
+    @Test("Expiry is a property of the ticket, checked when joining")
+    func expiry() {
+        let invitation = Self.invitation()
+        #expect(!invitation.isExpired(at: Date(timeIntervalSince1970: 1_899_999_999)))
+        #expect(invitation.isExpired(at: Date(timeIntervalSince1970: 1_900_000_000)))
+    }
+}
