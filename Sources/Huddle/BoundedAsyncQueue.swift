@@ -58,24 +58,33 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
         }
     }
 
-    /// The next element, waiting for one; `nil` once finished and drained.
+    /// The next element, waiting for one; `nil` once finished and drained, or when the waiting task is cancelled.
     func next() async -> Element? {
-        await withCheckedContinuation { continuation in
-            let (element, producer, end) = state.withLockedValue {
-                state -> (Element?, CheckedContinuation<Void, Never>?, Bool) in
-                if let element = state.buffer.popFirst() {
-                    return (element, state.producers.popFirst(), false)
+        if Task.isCancelled { return nil }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let (element, producer, end) = state.withLockedValue {
+                    state -> (Element?, CheckedContinuation<Void, Never>?, Bool) in
+                    if let element = state.buffer.popFirst() {
+                        return (element, state.producers.popFirst(), false)
+                    }
+                    if state.finished || Task.isCancelled { return (nil, nil, true) }
+                    state.consumer = continuation
+                    return (nil, nil, false)
                 }
-                if state.finished { return (nil, nil, true) }
-                state.consumer = continuation
-                return (nil, nil, false)
+                producer?.resume()
+                if let element {
+                    continuation.resume(returning: element)
+                } else if end {
+                    continuation.resume(returning: nil)
+                }
             }
-            producer?.resume()
-            if let element {
-                continuation.resume(returning: element)
-            } else if end {
-                continuation.resume(returning: nil)
+        } onCancel: {
+            let consumer = state.withLockedValue { state in
+                defer { state.consumer = nil }
+                return state.consumer
             }
+            consumer?.resume(returning: nil)
         }
     }
 

@@ -41,6 +41,14 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// Observers that fall behind get the latest set.
     public var participantUpdates: AsyncStream<Set<Participant>> { context.participants.stream() }
 
+    /// Every change to the active participants, with its reason, from now on (each observer buffers up to 1024).
+    public var participantChanges: AsyncStream<ParticipantChange> { context.changes.stream() }
+
+    /// Round-trip time and loss for every other active participant.
+    public func peerStatistics() async throws -> [PeerStatistics] {
+        try await engine.peerStatistics()
+    }
+
     /// The activity every member agrees on. Setting it changes it for everyone (as ``setActivity(_:)``, without
     /// waiting); when members change it at the same time, every member ends up with the same one of the changes.
     public var activity: Activity {

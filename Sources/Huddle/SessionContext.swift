@@ -18,6 +18,8 @@ final class SessionContext: Sendable {
     let participants: Broadcast<Set<Participant>>
     /// The encoded activity (see ``ActivityCoding``), empty until known.
     let activity: Broadcast<[UInt8]>
+    /// Participant changes, in order, for every observer.
+    let changes = EventFanOut<ParticipantChange>(bufferLimit: 1024)
 
     init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
         self.id = id
@@ -41,5 +43,6 @@ final class SessionContext: Sendable {
         participants.update([])
         participants.finish()
         activity.finish()
+        changes.finish()
     }
 }

@@ -311,6 +311,26 @@ actor SessionEngine {
         }
     }
 
+    /// Connection figures for every other active participant.
+    func peerStatistics() async throws -> [PeerStatistics] {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        let others = Array(context.participants.value.subtracting([context.local]))
+        let keys = others.map(\.staticKey)
+        let figures = try await driver.perform { endpoint, _ in
+            keys.map { key -> (Duration, Int, Int)? in
+                guard let id = endpoint.connectionID(for: key), let connection = endpoint.connection(id) else {
+                    return nil
+                }
+                return (connection.rtt.smoothed, connection.statistics.packetsSent, connection.statistics.packetsLost)
+            }
+        }
+        return zip(others, figures).compactMap { participant, figure in
+            figure.map {
+                PeerStatistics(participant: participant, smoothedRTT: $0.0, packetsSent: $0.1, packetsLost: $0.2)
+            }
+        }
+    }
+
     // MARK: - Subscriptions
 
     /// A new subscription; messages that arrived before it and match are handed over first.
@@ -403,11 +423,13 @@ actor SessionEngine {
             var participants = context.participants.value
             participants.update(with: Participant(member))
             context.participants.update(participants)
+            context.changes.yield(.joined(Participant(member)))
             logger.debug("participant joined", metadata: ["participant": "\(Participant(member))"])
         case .participantLeft(let member, let reason):
             var participants = context.participants.value
             participants.remove(Participant(member))
             context.participants.update(participants)
+            context.changes.yield(.left(Participant(member), reason: reason == .left ? .left : .unreachable))
             logger.debug(
                 "participant left", metadata: ["participant": "\(Participant(member))", "reason": "\(reason)"])
         case .activityChanged(let record):

@@ -6,19 +6,23 @@ import ArgumentParser
 
 /// The `huddle` command line: a node of the Huddle mesh.
 @main
-struct HuddleCommand: ParsableCommand {
+struct HuddleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "huddle",
         abstract: "A peer-to-peer, end-to-end encrypted UDP mesh node (GroupActivities-style sessions).",
-        subcommands: [DemoCommand.self, IdentityCommand.self]
+        subcommands: [DemoCommand.self, HostCommand.self, JoinCommand.self, IdentityCommand.self]
     )
 
-    static func main() {
+    static func main() async {
         // Scripts drive this binary through pipes; line buffering keeps output intact if it is killed.
         setvbuf(stdout, nil, _IOLBF, 0)
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             exit(withError: error)
         }

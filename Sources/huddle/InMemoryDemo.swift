@@ -1,5 +1,5 @@
-import HuddleTransport
 import HuddleCrypto
+import HuddleTransport
 import HuddleWire
 
 #if canImport(Glibc)

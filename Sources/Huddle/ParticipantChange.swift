@@ -1,0 +1,31 @@
+/// One change to a session's active participants, with its reason; ``GroupSession/participantChanges`` yields them
+/// in order.
+public enum ParticipantChange: Sendable, Hashable {
+    /// The participant became active (it joined, or came back after being unreachable).
+    case joined(Participant)
+    /// The participant stopped being active.
+    case left(Participant, reason: DepartureReason)
+
+    /// Why a participant stopped being active.
+    public enum DepartureReason: String, Sendable, Hashable {
+        /// It left (or ended the session).
+        case left
+        /// Its connection was lost without a goodbye (crash, network failure): detected by the idle timeout.
+        case unreachable
+    }
+}
+
+/// Per-participant connection figures, for diagnostics (`/peers` in the CLI).
+public struct PeerStatistics: Sendable, Hashable {
+    /// The participant.
+    public let participant: Participant
+    /// The smoothed round-trip time (RFC 9002).
+    public let smoothedRTT: Duration
+    /// Packets sent to it.
+    public let packetsSent: Int
+    /// Packets declared lost (and their frames resent).
+    public let packetsLost: Int
+
+    /// Lost packets over sent packets.
+    public var lossRate: Double { packetsSent > 0 ? Double(packetsLost) / Double(packetsSent) : 0 }
+}

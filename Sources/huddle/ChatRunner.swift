@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import Huddle
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Runs a joined chat session: prints participant changes and messages, and reads commands from standard input
+/// (plain text is a chat message to everyone; `/invite`, `/peers`, `/leave`, `/end`).
+struct ChatRunner {
+    let node: HuddleNode
+    let session: GroupSession<ChatActivity>
+    let output: EventOutput
+    let stay: Bool
+
+    /// How the run ended.
+    enum Outcome: Sendable {
+        case leave
+        case ended
+        case sessionOver(String)
+    }
+
+    /// Runs until the person leaves, the input ends (unless `--stay`), a signal arrives, or the session ends.
+    /// Returns the process exit status.
+    func run() async -> Int32 {
+        let messenger = Messenger(session: session)
+        output.joined(session)
+        let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
+            group.addTask {
+                for await (line, context) in messenger.messages(of: ChatLine.self) {
+                    output.message(line.text, from: context.source)
+                }
+                return nil
+            }
+            group.addTask {
+                for await change in session.participantChanges { output.change(change) }
+                return nil
+            }
+            group.addTask {
+                for await state in session.states {
+                    if case .invalidated(let reason) = state { return .sessionOver("\(reason)") }
+                }
+                return nil
+            }
+            group.addTask { await readCommands(messenger: messenger) }
+            group.addTask { await Signals.first() == nil ? nil : .leave }
+            var outcome: Outcome = .leave
+            for await result in group {
+                if let result {
+                    outcome = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return outcome
+        }
+        switch outcome {
+        case .leave:
+            await session.leave()
+        case .ended:
+            break
+        case .sessionOver(let reason):
+            output.emit("session-over", ["reason": .string(reason)], text: "session over: \(reason)")
+        }
+        await node.shutdown()
+        return 0
+    }
+
+    private func readCommands(messenger: Messenger) async -> Outcome? {
+        for await line in StandardInput.lines() {
+            let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { continue }
+            switch text {
+            case "/leave":
+                return .leave
+            case "/end":
+                do {
+                    try await session.end()
+                    output.emit("ended", [:], text: "ended the session for everyone")
+                    return .ended
+                } catch {
+                    output.error(code: "end-failed", "\(error)")
+                }
+            case "/invite":
+                do {
+                    output.ticket(try await session.makeInvitation())
+                } catch {
+                    output.error(code: "invite-failed", "\(error)")
+                }
+            case "/peers":
+                await printPeers()
+            default:
+                if text.hasPrefix("/") {
+                    output.error(code: "unknown-command", "unknown command \(text); try /invite, /peers, /leave, /end")
+                    continue
+                }
+                do {
+                    try await messenger.send(ChatLine(text: text))
+                } catch {
+                    output.error(code: "send-failed", "\(error)")
+                }
+            }
+        }
+        // End of input: leave, unless told to stay (then a signal or the session's end finishes the run).
+        return stay ? nil : .leave
+    }
+
+    private func printPeers() async {
+        let figures = (try? await session.peerStatistics()) ?? []
+        for figure in figures.sorted(by: { $0.participant.name < $1.participant.name }) {
+            let rtt =
+                Double(figure.smoothedRTT.components.attoseconds) / 1e15
+                + Double(figure.smoothedRTT.components.seconds) * 1e3
+            output.emit(
+                "peer",
+                [
+                    "participant": .string(figure.participant.id), "name": .string(figure.participant.name),
+                    "rtt_ms": .number((rtt * 1000).rounded() / 1000), "loss": .number(figure.lossRate),
+                    "packets_sent": .integer(figure.packetsSent), "packets_lost": .integer(figure.packetsLost),
+                ],
+                text: "\(figure.participant)  rtt \(String(format: "%.3f", rtt)) ms  loss "
+                    + String(format: "%.2f", figure.lossRate * 100) + " % (\(figure.packetsLost)/\(figure.packetsSent))"
+            )
+        }
+        output.emit(
+            "peers", ["count": .integer(figures.count)], text: "\(figures.count) other participant(s)")
+    }
+}
+
+/// Standard input as lines, read on a dedicated thread so blocking reads never hold a concurrency thread.
+enum StandardInput {
+    static func lines() -> AsyncStream<String> {
+        AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let thread = Thread {
+                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+}
+
+/// SIGINT and SIGTERM as an async event, so the node can leave gracefully.
+enum Signals {
+    private static let stream: AsyncStream<Int32> = {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        for signal in [SIGINT, SIGTERM] {
+            Glibc.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler { continuation.yield(signal) }
+            source.resume()
+            sources.append(source)
+        }
+        return stream
+    }()
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    /// Installs the handlers (call early).
+    static func install() { _ = stream }
+
+    /// The next signal, or `nil` if the task is cancelled.
+    static func first() async -> Int32? {
+        for await signal in stream { return signal }
+        return nil
+    }
+}

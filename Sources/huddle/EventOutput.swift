@@ -1,0 +1,89 @@
+import Foundation
+import Huddle
+
+/// Prints what happens in the session: one JSON object per line (`--json`), or lines for people.
+struct EventOutput: Sendable {
+    let json: Bool
+
+    /// A JSON value.
+    enum Value: Encodable, Sendable {
+        case string(String)
+        case number(Double)
+        case integer(Int)
+        case null
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .integer(let value): try container.encode(value)
+            case .null: try container.encodeNil()
+            }
+        }
+    }
+
+    /// Prints event `name` with `fields` as JSON, or `text` for people.
+    func emit(_ name: String, _ fields: KeyValuePairs<String, Value>, text: @autoclosure () -> String) {
+        if json {
+            var object = ["event": Value.string(name)]
+            for (key, value) in fields { object[key] = value }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(object), let line = String(data: data, encoding: .utf8) {
+                print(line)
+            }
+        } else {
+            print(text())
+        }
+    }
+
+    /// Reports an error: a JSON event on stdout with `--json`, and always one line on stderr.
+    func error(code: String, _ message: String) {
+        if json { emit("error", ["code": .string(code), "message": .string(message)], text: "") }
+        StandardError.write("error: \(message)")
+    }
+
+    func ticket(_ invitation: Invitation) {
+        emit(
+            "ticket",
+            [
+                "ticket": .string(invitation.ticket),
+                "expires": .string(ISO8601DateFormatter().string(from: invitation.expiresAt)),
+            ], text: invitation.ticket)
+    }
+
+    func joined(_ session: GroupSession<ChatActivity>) {
+        emit(
+            "joined",
+            [
+                "session": .string(session.id.description), "participant": .string(session.localParticipant.id),
+                "name": .string(session.localParticipant.name), "topic": .string(session.activity.topic),
+            ],
+            text: "joined \"\(session.activity.topic)\" (session \(session.id.description.prefix(8))) as "
+                + "\(session.localParticipant)")
+    }
+
+    func change(_ change: ParticipantChange) {
+        switch change {
+        case .joined(let participant):
+            emit(
+                "participant-joined", ["participant": .string(participant.id), "name": .string(participant.name)],
+                text: "+ \(participant) joined")
+        case .left(let participant, let reason):
+            emit(
+                "participant-left",
+                [
+                    "participant": .string(participant.id), "name": .string(participant.name),
+                    "reason": .string(reason.rawValue),
+                ], text: "- \(participant) \(reason == .left ? "left" : "is unreachable")")
+        }
+    }
+
+    func message(_ text: String, from source: Participant) {
+        emit(
+            "message",
+            ["from": .string(source.id), "name": .string(source.name), "text": .string(text)],
+            text: "\(source.name): \(text)")
+    }
+}

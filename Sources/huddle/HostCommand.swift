@@ -1,0 +1,48 @@
+import ArgumentParser
+import Huddle
+
+/// `huddle host`: starts a session and prints its ticket.
+struct HostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Start a chat session and print a ticket others can join with.",
+        discussion: """
+            Prints the ticket first (with --json: {"event":"ticket",...}), then what happens. Standard input takes \
+            one command per line: plain text is a chat message to everyone; /invite prints a fresh ticket; /peers \
+            lists participants with round-trip time and loss; /leave leaves (the session goes on without this node); \
+            /end ends it for everyone. At the end of input the node leaves, unless --stay is given.
+            """
+    )
+
+    @OptionGroup var options: NodeOptions
+
+    @Option(help: "What the session is about.")
+    var topic: String = "huddle chat"
+
+    @Option(help: "How long the printed ticket stays valid, in seconds.")
+    var ticketLifetime: Int = 24 * 3600
+
+    func run() async throws {
+        Signals.install()
+        let output = EventOutput(json: options.json)
+        let node: HuddleNode
+        do {
+            node = try await options.startNode()
+        } catch {
+            output.error(code: "start-failed", "\(error)")
+            throw ExitCode(1)
+        }
+        let session: GroupSession<ChatActivity>
+        do {
+            session = try await node.activate(ChatActivity(topic: topic))
+            try await session.join()
+            output.ticket(try await session.makeInvitation(validFor: .seconds(ticketLifetime)))
+        } catch {
+            output.error(code: "host-failed", "\(error)")
+            await node.shutdown()
+            throw ExitCode(1)
+        }
+        let status = await ChatRunner(node: node, session: session, output: output, stay: options.stay).run()
+        throw ExitCode(status)
+    }
+}

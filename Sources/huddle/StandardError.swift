@@ -1,0 +1,10 @@
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Writes diagnostics to standard error, leaving standard output to results and events.
+enum StandardError {
+    static func write(_ line: String) {
+        fputs(line + "\n", stderr)
+    }
+}
