@@ -71,13 +71,16 @@ extension Connection {
     }
 
     private mutating func handleFragment(_ fragment: MessageFragment) throws(ProtocolError) {
-        var receiver = receiveChannels[fragment.channel] ?? ReceiveChannel(channel: fragment.channel)
-        try receiver.receive(fragment, budget: &reassembly)
-        while let message = receiver.pollDelivered() {
+        // The channel is changed where it is stored: a copy would share its buffers, and the first write to a
+        // message being reassembled would then copy the whole message (up to 256 KiB) for every fragment. A channel
+        // created here and left empty by a refused fragment is indistinguishable from no channel.
+        let channel = fragment.channel
+        if receiveChannels[channel] == nil { receiveChannels[channel] = ReceiveChannel(channel: channel) }
+        try receiveChannels[channel]!.receive(fragment, budget: &reassembly)
+        while let message = receiveChannels[channel]!.pollDelivered() {
             statistics.messagesDelivered += 1
-            events.append(.message(channel: fragment.channel, bytes: message))
+            events.append(.message(channel: channel, bytes: message))
         }
-        receiveChannels[fragment.channel] = receiver
     }
 
     private mutating func handleAck(_ ack: AckFrame, now: Instant) throws(ProtocolError) {
