@@ -1,9 +1,10 @@
+import InMemoryTransfer
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import InMemoryTransfer
 
 // A plain executable around the benchmark's transfer, for `perf record` and for CPU time finer than the benchmark
 // runner's (which rounds CPU time to the scheduler tick): `ProtocolProfile [transfers] [loss]`.

@@ -17,14 +17,15 @@ extension Connection {
         let payloadArea = UnsafeMutableRawBufferPointer(
             rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
         var writer = ByteWriter(payloadArea)
-        var record: [SentFrame] = []
+        var record = SentFrames()
         var ackEliciting = false
 
         if let close = closeFrame {
             closeFrame = nil
             guard (try? Frame.close(close).encode(into: &writer)) != nil else { return nil }
             if case .draining = state {} else { finish(reason: closeReason, now: now) }
-            return seal(keypair: keypair, buffer: buffer, writer: writer, record: [], ackEliciting: false, now: now)
+            return seal(
+                keypair: keypair, buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
         }
         if case .draining = state { return nil }
 
@@ -45,7 +46,7 @@ extension Connection {
         if receivedPackets.isAckPending, let ack = receivedPackets.makeAckFrame(now: now),
             (try? Frame.ack(ack).encode(into: &writer)) != nil
         {
-            record.append(.ack(largest: ack.largestAcknowledged))
+            record.ackLargest = ack.largestAcknowledged
         }
         if mayElicit {
             ackEliciting = fillData(&writer, record: &record)
@@ -61,15 +62,15 @@ extension Connection {
     /// Whether anything ack-eliciting waits to be sent.
     var hasSomethingToSend: Bool {
         probesOwed > 0 || pingPending || maxDataPending || !datagrams.isEmpty
-            || sendChannels.values.contains { $0.hasRetransmissions || ($0.hasNewData && sendCredit > 0) }
+            || sendChannels.channels.contains { $0.hasRetransmissions || ($0.hasNewData && sendCredit > 0) }
     }
 
     /// Writes control frames, datagrams and channel data; returns whether anything ack-eliciting was written.
-    private mutating func fillData(_ writer: inout ByteWriter, record: inout [SentFrame]) -> Bool {
+    private mutating func fillData(_ writer: inout ByteWriter, record: inout SentFrames) -> Bool {
         var wrote = false
         if maxDataPending, (try? Frame.maxData(advertisedMaxData).encode(into: &writer)) != nil {
             maxDataPending = false
-            record.append(.maxData)
+            record.carriesMaxData = true
             wrote = true
         }
         if pingPending, (try? Frame.ping.encode(into: &writer)) != nil {
@@ -85,28 +86,29 @@ extension Connection {
             wrote = true
         }
 
-        var order = sendChannels.keys.sorted { (ChannelPriority(channel: $0), $0) < (ChannelPriority(channel: $1), $1) }
-        let bulkWaiting = order.contains { ChannelPriority(channel: $0) == .bulk && sendChannels[$0]!.hasDataToSend }
-        if bulkWaiting && packetsSinceBulk >= ChannelPriority.bulkShare - 1 {
-            order =
-                order.filter { ChannelPriority(channel: $0) == .bulk }
-                + order.filter { ChannelPriority(channel: $0) != .bulk }
-        }
+        // The table is in channel order, which is priority order: control, messages, then the bulk channels at the
+        // end, from `firstBulk` on. When bulk is owed its share, the bulk channels go first, then the others.
+        let channelCount = sendChannels.count
+        var firstBulk = channelCount
+        while firstBulk > 0, ChannelPriority(channel: sendChannels.ids[firstBulk - 1]) == .bulk { firstBulk -= 1 }
+        let bulkWaiting = sendChannels.channels[firstBulk...].contains { $0.hasDataToSend }
+        let bulkFirst = bulkWaiting && packetsSinceBulk >= ChannelPriority.bulkShare - 1
         var credit = sendCredit
         let creditBefore = credit
         var sentBulk = false
-        for channel in order {
+        for step in 0..<channelCount {
+            let position = bulkFirst ? (firstBulk + step) % channelCount : step
             while writer.remaining > 8,
-                let fragment = sendChannels[channel]!.nextFragment(
+                let fragment = sendChannels.channels[position].nextFragment(
                     frameSpace: writer.remaining, newDataCredit: &credit, incompleteMessages: &incompleteMessages)
             {
-                let encoded: Bool = sendChannels[channel]!.withFragment(for: fragment) { message in
+                let encoded: Bool = sendChannels.channels[position].withFragment(for: fragment) { message in
                     (try? Frame.message(message).encode(into: &writer)) != nil
                 }
                 precondition(encoded, "a fragment sized for the remaining space did not fit")
-                record.append(.fragment(fragment))
+                record.append(fragment)
                 wrote = true
-                if ChannelPriority(channel: channel) == .bulk { sentBulk = true }
+                if position >= firstBulk { sentBulk = true }
             }
         }
         creditUsed += creditBefore - credit
@@ -119,7 +121,7 @@ extension Connection {
     }
 
     private mutating func seal(
-        keypair: TransportKeypair, buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: [SentFrame],
+        keypair: TransportKeypair, buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames,
         ackEliciting: Bool, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber
@@ -130,7 +132,7 @@ extension Connection {
                 packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
                 now: now)) != nil
         else { return nil }
-        if record.contains(where: { if case .ack = $0 { return true } else { return false } }) {
+        if record.ackLargest != nil {
             receivedPackets.onAckSent()
         }
         if ackEliciting {
