@@ -1,3 +1,4 @@
+import DequeModule
 import HuddleWire
 
 extension Connection {
@@ -9,7 +10,9 @@ extension Connection {
     /// ``ChannelPriority`` (control, messages, bulk), with bulk guaranteed one packet in every
     /// ``ChannelPriority/bulkShare``. Small messages share packets.
     public mutating func pollTransmit(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
-        guard state != .closed, let keypair = current, now - keypair.created < configuration.rejectAfterTime,
+        // Only the creation time is read here; the packet is sealed under `current` in place (a local copy of the
+        // keypair would retain and release its keys and replay window for every packet).
+        guard state != .closed, let created = current?.created, now - created < configuration.rejectAfterTime,
             nextPacketNumber < ProtocolLimits.rejectAfterPackets, sentPackets.canSend
         else { return nil }
         let datagramSize = configuration.maxDatagramSize
@@ -25,13 +28,16 @@ extension Connection {
             guard (try? Frame.close(close).encode(into: &writer)) != nil else { return nil }
             if case .draining = state {} else { finish(reason: closeReason, now: now) }
             return seal(
-                keypair: keypair, buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
+                buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
         }
         if case .draining = state { return nil }
 
         let probing = probesOwed > 0
+        let somethingToSend = Self.somethingToSend(
+            controlPending: probing || pingPending || maxDataPending, datagrams: datagrams,
+            channels: sendChannels.channels, hasCredit: peerMaxData > creditUsed)
         var mayElicit =
-            hasSomethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
+            somethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
         pacerReleaseAt = nil
         if mayElicit && !probing,
             let release = pacer.earliestSendTime(
@@ -56,13 +62,24 @@ extension Connection {
         }
         guard writer.bytesWritten > 0 else { return nil }
         return seal(
-            keypair: keypair, buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
+            buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
     }
 
     /// Whether anything ack-eliciting waits to be sent.
     var hasSomethingToSend: Bool {
-        probesOwed > 0 || pingPending || maxDataPending || !datagrams.isEmpty
-            || sendChannels.channels.contains { $0.hasRetransmissions || ($0.hasNewData && sendCredit > 0) }
+        // Everything is passed to a static function: with the checks written here over `self`, callers in mutating
+        // methods (pollTransmit, handlePayload) copied the whole connection, retaining each of its buffers, on every
+        // packet.
+        Self.somethingToSend(
+            controlPending: probesOwed > 0 || pingPending || maxDataPending, datagrams: datagrams,
+            channels: sendChannels.channels, hasCredit: sendCredit > 0)
+    }
+
+    private static func somethingToSend(
+        controlPending: Bool, datagrams: Deque<(ChannelID, [UInt8])>, channels: [SendChannel], hasCredit: Bool
+    ) -> Bool {
+        controlPending || !datagrams.isEmpty
+            || channels.contains { $0.hasRetransmissions || ($0.hasNewData && hasCredit) }
     }
 
     /// Writes control frames, datagrams and channel data; returns whether anything ack-eliciting was written.
@@ -121,13 +138,12 @@ extension Connection {
     }
 
     private mutating func seal(
-        keypair: TransportKeypair, buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames,
-        ackEliciting: Bool, now: Instant
+        buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber
         nextPacketNumber += 1
         guard
-            let length = try? keypair.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
+            let length = try? current!.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
             (try? sentPackets.onSent(
                 packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
                 now: now)) != nil
