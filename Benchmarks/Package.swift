@@ -19,12 +19,24 @@ let package = Package(
             path: "Benchmarks/CryptoBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        .executableTarget(
-            name: "ProtocolBenchmarks",
+        .target(
+            name: "InMemoryTransfer",
             dependencies: [
                 .product(name: "HuddleCrypto", package: "Huddle"),
                 .product(name: "HuddleProtocol", package: "Huddle"),
                 .product(name: "HuddleWire", package: "Huddle"),
+            ],
+            path: "Benchmarks/InMemoryTransfer"
+        ),
+        .executableTarget(
+            name: "ProtocolProfile",
+            dependencies: ["InMemoryTransfer"],
+            path: "Benchmarks/ProtocolProfile"
+        ),
+        .executableTarget(
+            name: "ProtocolBenchmarks",
+            dependencies: [
+                "InMemoryTransfer",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/ProtocolBenchmarks",

@@ -28,6 +28,10 @@ public struct AckRanges: Hashable, Sendable, Sequence, CustomStringConvertible {
     /// Throws ``WireError/invalidAckRange(index:)`` if the sequence is empty or a range does not lie
     /// strictly below its predecessor with a gap of at least one number, ``WireError/tooManyAckRanges(count:limit:)``
     /// for more than 32 ranges, and ``WireError/varIntOutOfRange(_:)`` for numbers above 2^62 - 1.
+    ///
+    /// Inlinable so callers in other modules get a version specialised for their sequence type: the generic one
+    /// allocates its iterator on the heap, once per ACK frame built.
+    @inlinable
     public init(descending ranges: some Sequence<ClosedRange<UInt64>>) throws(WireError) {
         var iterator = ranges.makeIterator()
         guard let first = iterator.next() else {

@@ -22,11 +22,13 @@ extension Connection {
     ) -> Range<Int>? {
         let range: Range<Int>?
         switch slot {
+        // Only the creation time is read before opening: binding the whole keypair to a local would share its
+        // replay window's storage, and recording the packet number would then copy that storage on every packet.
         case .current:
-            guard let keypair = current, now - keypair.created < configuration.rejectAfterTime else { return nil }
+            guard let created = current?.created, now - created < configuration.rejectAfterTime else { return nil }
             range = current!.open(datagram, header: header)
         case .previous:
-            guard let keypair = previous, now - keypair.created < configuration.rejectAfterTime else { return nil }
+            guard let created = previous?.created, now - created < configuration.rejectAfterTime else { return nil }
             range = previous!.open(datagram, header: header)
         case .next:
             guard next != nil else { return nil }

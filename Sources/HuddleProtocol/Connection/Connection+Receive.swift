@@ -71,17 +71,31 @@ extension Connection {
     }
 
     private mutating func handleFragment(_ fragment: MessageFragment) throws(ProtocolError) {
-        var receiver = receiveChannels[fragment.channel] ?? ReceiveChannel(channel: fragment.channel)
-        try receiver.receive(fragment, budget: &reassembly)
-        while let message = receiver.pollDelivered() {
-            statistics.messagesDelivered += 1
-            events.append(.message(channel: fragment.channel, bytes: message))
+        // The channel is changed where it is stored: a copy would share its buffers, and the first write to a
+        // message being reassembled would then copy the whole message (up to 256 KiB) for every fragment.
+        let channel = fragment.channel
+        let position: Int
+        if let existing = receiveChannels.position(of: channel) {
+            position = existing
+            try receiveChannels.channels[position].receive(fragment, budget: &reassembly)
+        } else {
+            // A new channel is only added once a fragment for it was accepted.
+            var receiver = ReceiveChannel(channel: channel)
+            try receiver.receive(fragment, budget: &reassembly)
+            position = receiveChannels.insert(receiver, for: channel)
         }
-        receiveChannels[fragment.channel] = receiver
+        while let message = receiveChannels.channels[position].pollDelivered() {
+            statistics.messagesDelivered += 1
+            events.append(.message(channel: channel, bytes: message))
+        }
     }
 
     private mutating func handleAck(_ ack: AckFrame, now: Instant) throws(ProtocolError) {
-        let result = try sentPackets.onAck(ack, now: now, rtt: &rtt)
+        // Reuse the last result's storage (taken out of `self` so it is not shared while it is refilled).
+        var result = SentPacketTracker<SentFrames>.AckResult()
+        swap(&result, &ackScratch)
+        defer { ackScratch = result }
+        try sentPackets.onAck(ack, now: now, rtt: &rtt, into: &result)
         if let latest = result.loss.latestSentTime {
             congestion.onCongestionEvent(sentTime: latest, now: now)
         }
@@ -91,24 +105,25 @@ extension Connection {
         if let sentTime = result.latestAcknowledgedSentTime, result.acknowledgedBytesInFlight > 0 {
             congestion.onAcknowledged(bytes: result.acknowledgedBytesInFlight, sentTime: sentTime, rtt: rtt, now: now)
         }
-        // Only channels with newly acknowledged fragments can have completed messages; remember which (a tiny set,
-        // usually one or two channels) instead of sorting every channel on every ACK.
-        var touched: [ChannelID] = []
+        // Only channels with newly acknowledged fragments can have completed messages; remember the span of their
+        // positions (ascending positions are ascending channel numbers) instead of visiting every channel.
+        var lowestTouched = Int.max
+        var highestTouched = -1
         for packet in result.acknowledged {
-            for frame in packet.record {
-                switch frame {
-                case .fragment(let record):
-                    sendChannels[record.channel]?.onAcknowledged(record, incompleteMessages: &incompleteMessages)
-                    if !touched.contains(record.channel) { touched.append(record.channel) }
-                case .ack(let largest):
-                    receivedPackets.onAckFrameAcknowledged(largestAcknowledged: largest)
-                case .maxData:
-                    break
-                }
+            if let largest = packet.record.ackLargest {
+                receivedPackets.onAckFrameAcknowledged(largestAcknowledged: largest)
+            }
+            for index in 0..<packet.record.fragmentCount {
+                let record = packet.record.fragment(at: index)
+                guard let position = sendChannels.position(of: record.channel) else { continue }
+                sendChannels.channels[position].onAcknowledged(record, incompleteMessages: &incompleteMessages)
+                lowestTouched = min(lowestTouched, position)
+                highestTouched = max(highestTouched, position)
             }
         }
-        for channel in touched.sorted() {
-            while let sequence = sendChannels[channel]?.pollCompleted() {
+        for position in stride(from: lowestTouched, through: highestTouched, by: 1) {
+            let channel = sendChannels.ids[position]
+            while let sequence = sendChannels.channels[position].pollCompleted() {
                 events.append(.delivered(channel: channel, sequence: sequence))
             }
         }
@@ -116,14 +131,14 @@ extension Connection {
     }
 
     /// Re-queues the frames of lost packets; they go out in new packets under new packet numbers.
-    mutating func retransmit(_ lost: [SentPacketTracker<[SentFrame]>.Packet]) {
+    mutating func retransmit(_ lost: [SentPacketTracker<SentFrames>.Packet]) {
         statistics.packetsLost += lost.count
         for packet in lost {
-            for frame in packet.record {
-                switch frame {
-                case .fragment(let record): sendChannels[record.channel]?.onLost(record)
-                case .maxData: maxDataPending = true
-                case .ack: break
+            if packet.record.carriesMaxData { maxDataPending = true }
+            for index in 0..<packet.record.fragmentCount {
+                let record = packet.record.fragment(at: index)
+                if let position = sendChannels.position(of: record.channel) {
+                    sendChannels.channels[position].onLost(record)
                 }
             }
         }

@@ -1,3 +1,4 @@
+import DequeModule
 import HuddleWire
 
 extension Connection {
@@ -9,7 +10,9 @@ extension Connection {
     /// ``ChannelPriority`` (control, messages, bulk), with bulk guaranteed one packet in every
     /// ``ChannelPriority/bulkShare``. Small messages share packets.
     public mutating func pollTransmit(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
-        guard state != .closed, let keypair = current, now - keypair.created < configuration.rejectAfterTime,
+        // Only the creation time is read here; the packet is sealed under `current` in place (a local copy of the
+        // keypair would retain and release its keys and replay window for every packet).
+        guard state != .closed, let created = current?.created, now - created < configuration.rejectAfterTime,
             nextPacketNumber < ProtocolLimits.rejectAfterPackets, sentPackets.canSend
         else { return nil }
         let datagramSize = configuration.maxDatagramSize
@@ -17,20 +20,24 @@ extension Connection {
         let payloadArea = UnsafeMutableRawBufferPointer(
             rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
         var writer = ByteWriter(payloadArea)
-        var record: [SentFrame] = []
+        var record = SentFrames()
         var ackEliciting = false
 
         if let close = closeFrame {
             closeFrame = nil
             guard (try? Frame.close(close).encode(into: &writer)) != nil else { return nil }
             if case .draining = state {} else { finish(reason: closeReason, now: now) }
-            return seal(keypair: keypair, buffer: buffer, writer: writer, record: [], ackEliciting: false, now: now)
+            return seal(
+                buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
         }
         if case .draining = state { return nil }
 
         let probing = probesOwed > 0
+        let somethingToSend = Self.somethingToSend(
+            controlPending: probing || pingPending || maxDataPending, datagrams: datagrams,
+            channels: sendChannels.channels, hasCredit: peerMaxData > creditUsed)
         var mayElicit =
-            hasSomethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
+            somethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
         pacerReleaseAt = nil
         if mayElicit && !probing,
             let release = pacer.earliestSendTime(
@@ -45,7 +52,7 @@ extension Connection {
         if receivedPackets.isAckPending, let ack = receivedPackets.makeAckFrame(now: now),
             (try? Frame.ack(ack).encode(into: &writer)) != nil
         {
-            record.append(.ack(largest: ack.largestAcknowledged))
+            record.ackLargest = ack.largestAcknowledged
         }
         if mayElicit {
             ackEliciting = fillData(&writer, record: &record)
@@ -55,21 +62,32 @@ extension Connection {
         }
         guard writer.bytesWritten > 0 else { return nil }
         return seal(
-            keypair: keypair, buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
+            buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
     }
 
     /// Whether anything ack-eliciting waits to be sent.
     var hasSomethingToSend: Bool {
-        probesOwed > 0 || pingPending || maxDataPending || !datagrams.isEmpty
-            || sendChannels.values.contains { $0.hasRetransmissions || ($0.hasNewData && sendCredit > 0) }
+        // Everything is passed to a static function: with the checks written here over `self`, callers in mutating
+        // methods (pollTransmit, handlePayload) copied the whole connection, retaining each of its buffers, on every
+        // packet.
+        Self.somethingToSend(
+            controlPending: probesOwed > 0 || pingPending || maxDataPending, datagrams: datagrams,
+            channels: sendChannels.channels, hasCredit: sendCredit > 0)
+    }
+
+    private static func somethingToSend(
+        controlPending: Bool, datagrams: Deque<(ChannelID, [UInt8])>, channels: [SendChannel], hasCredit: Bool
+    ) -> Bool {
+        controlPending || !datagrams.isEmpty
+            || channels.contains { $0.hasRetransmissions || ($0.hasNewData && hasCredit) }
     }
 
     /// Writes control frames, datagrams and channel data; returns whether anything ack-eliciting was written.
-    private mutating func fillData(_ writer: inout ByteWriter, record: inout [SentFrame]) -> Bool {
+    private mutating func fillData(_ writer: inout ByteWriter, record: inout SentFrames) -> Bool {
         var wrote = false
         if maxDataPending, (try? Frame.maxData(advertisedMaxData).encode(into: &writer)) != nil {
             maxDataPending = false
-            record.append(.maxData)
+            record.carriesMaxData = true
             wrote = true
         }
         if pingPending, (try? Frame.ping.encode(into: &writer)) != nil {
@@ -85,28 +103,29 @@ extension Connection {
             wrote = true
         }
 
-        var order = sendChannels.keys.sorted { (ChannelPriority(channel: $0), $0) < (ChannelPriority(channel: $1), $1) }
-        let bulkWaiting = order.contains { ChannelPriority(channel: $0) == .bulk && sendChannels[$0]!.hasDataToSend }
-        if bulkWaiting && packetsSinceBulk >= ChannelPriority.bulkShare - 1 {
-            order =
-                order.filter { ChannelPriority(channel: $0) == .bulk }
-                + order.filter { ChannelPriority(channel: $0) != .bulk }
-        }
+        // The table is in channel order, which is priority order: control, messages, then the bulk channels at the
+        // end, from `firstBulk` on. When bulk is owed its share, the bulk channels go first, then the others.
+        let channelCount = sendChannels.count
+        var firstBulk = channelCount
+        while firstBulk > 0, ChannelPriority(channel: sendChannels.ids[firstBulk - 1]) == .bulk { firstBulk -= 1 }
+        let bulkWaiting = sendChannels.channels[firstBulk...].contains { $0.hasDataToSend }
+        let bulkFirst = bulkWaiting && packetsSinceBulk >= ChannelPriority.bulkShare - 1
         var credit = sendCredit
         let creditBefore = credit
         var sentBulk = false
-        for channel in order {
+        for step in 0..<channelCount {
+            let position = bulkFirst ? (firstBulk + step) % channelCount : step
             while writer.remaining > 8,
-                let fragment = sendChannels[channel]!.nextFragment(
+                let fragment = sendChannels.channels[position].nextFragment(
                     frameSpace: writer.remaining, newDataCredit: &credit, incompleteMessages: &incompleteMessages)
             {
-                let encoded: Bool = sendChannels[channel]!.withFragment(for: fragment) { message in
+                let encoded: Bool = sendChannels.channels[position].withFragment(for: fragment) { message in
                     (try? Frame.message(message).encode(into: &writer)) != nil
                 }
                 precondition(encoded, "a fragment sized for the remaining space did not fit")
-                record.append(.fragment(fragment))
+                record.append(fragment)
                 wrote = true
-                if ChannelPriority(channel: channel) == .bulk { sentBulk = true }
+                if position >= firstBulk { sentBulk = true }
             }
         }
         creditUsed += creditBefore - credit
@@ -119,18 +138,17 @@ extension Connection {
     }
 
     private mutating func seal(
-        keypair: TransportKeypair, buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: [SentFrame],
-        ackEliciting: Bool, now: Instant
+        buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber
         nextPacketNumber += 1
         guard
-            let length = try? keypair.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
+            let length = try? current!.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
             (try? sentPackets.onSent(
                 packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
                 now: now)) != nil
         else { return nil }
-        if record.contains(where: { if case .ack = $0 { return true } else { return false } }) {
+        if record.ackLargest != nil {
             receivedPackets.onAckSent()
         }
         if ackEliciting {

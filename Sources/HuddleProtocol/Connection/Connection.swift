@@ -61,7 +61,9 @@ public struct Connection {
     var lastInitiationAcceptedAt: Instant?
 
     // Recovery.
-    var sentPackets = SentPacketTracker<[SentFrame]>()
+    var sentPackets = SentPacketTracker<SentFrames>()
+    /// The result of the last ACK, kept so its arrays' storage is reused instead of allocated for every ACK.
+    var ackScratch = SentPacketTracker<SentFrames>.AckResult()
     var receivedPackets = ReceivedPacketTracker()
     /// The round-trip estimate.
     public internal(set) var rtt = RTTEstimator()
@@ -72,8 +74,8 @@ public struct Connection {
     var pacerReleaseAt: Instant?
 
     // Channels and flow control.
-    var sendChannels: [ChannelID: SendChannel] = [:]
-    var receiveChannels: [ChannelID: ReceiveChannel] = [:]
+    var sendChannels = ChannelTable<SendChannel>()
+    var receiveChannels = ChannelTable<ReceiveChannel>()
     var reassembly = ReassemblyBudget()
     var incompleteMessages = IncompleteMessageAllowance()
     /// The peer's MAX_DATA: total message bytes we may start.
@@ -138,9 +140,13 @@ public struct Connection {
     /// events), ``ProtocolError/connectionClosed`` after close.
     public mutating func send(_ message: [UInt8], on channel: ChannelID) throws(ProtocolError) -> MessageSequence {
         guard isOpen else { throw .connectionClosed }
-        var sender = sendChannels[channel] ?? SendChannel(channel: channel)
+        if let position = sendChannels.position(of: channel) {
+            return try sendChannels.channels[position].enqueue(message)
+        }
+        // A new channel is only added once it holds a message.
+        var sender = SendChannel(channel: channel)
         let sequence = try sender.enqueue(message)
-        sendChannels[channel] = sender
+        _ = sendChannels.insert(sender, for: channel)
         return sequence
     }
 
@@ -160,9 +166,11 @@ public struct Connection {
     /// Whether `channel` can accept another message of `size` bytes now.
     public func canSend(size: Int, on channel: ChannelID) -> Bool {
         guard isOpen else { return false }
-        let queued = sendChannels[channel]?.queuedBytes ?? 0
+        let position = sendChannels.position(of: channel)
+        let queued = position.map { sendChannels.channels[$0].queuedBytes } ?? 0
         return queued + size <= ProtocolLimits.maxQueuedBytesPerChannel
-            && (sendChannels[channel]?.queuedMessages ?? 0) < ProtocolLimits.maxQueuedMessagesPerChannel
+            && (position.map { sendChannels.channels[$0].queuedMessages } ?? 0)
+                < ProtocolLimits.maxQueuedMessagesPerChannel
     }
 
     /// Starts an orderly close: a CLOSE frame with `code` and `reason` is sent, then the connection drains.
@@ -231,7 +239,7 @@ public struct Connection {
         guard state != .closed else { return }
         if case .draining = state { return }
         var undelivered: [UndeliveredMessage] = []
-        for (channel, sender) in sendChannels.sorted(by: { $0.key < $1.key }) {
+        for (channel, sender) in zip(sendChannels.ids, sendChannels.channels) {
             undelivered += sender.unacknowledgedSequences.map { UndeliveredMessage(channel: channel, sequence: $0) }
         }
         sendChannels.removeAll()
@@ -258,7 +266,8 @@ extension Connection {
         if datagrams.count > ProtocolLimits.maxQueuedDatagrams {
             return "\(datagrams.count) queued datagrams, limit \(ProtocolLimits.maxQueuedDatagrams)"
         }
-        for (channel, sender) in sendChannels where sender.queuedBytes > ProtocolLimits.maxQueuedBytesPerChannel {
+        for (channel, sender) in zip(sendChannels.ids, sendChannels.channels)
+        where sender.queuedBytes > ProtocolLimits.maxQueuedBytesPerChannel {
             return
                 "channel \(channel) queues \(sender.queuedBytes) bytes, limit \(ProtocolLimits.maxQueuedBytesPerChannel)"
         }

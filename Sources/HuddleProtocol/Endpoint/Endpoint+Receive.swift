@@ -33,21 +33,21 @@ extension Endpoint {
             statistics.malformedDropped += 1
             return
         }
-        guard let id = connectionByIndex[header.receiverIndex],
-            let slot = connections[id]?.slot(for: header.receiverIndex)
+        guard let id = connectionByIndex[header.receiverIndex], let slot = connections.slot(of: id),
+            let keySlot = connections.withConnection(in: slot, { $0.slot(for: header.receiverIndex) })
         else {
             statistics.unknownIndexDropped += 1
             return
         }
-        guard let range = connections[id]!.open(datagram, header: header, slot: slot, now: now) else {
+        guard let range = connections.slots[slot]!.open(datagram, header: header, slot: keySlot, now: now) else {
             statistics.transportRejected += 1
             return
         }
         // Roaming: an authenticated packet from a new address moves the path there (as WireGuard does).
-        if connections[id]!.address != source { connections[id]!.address = source }
-        connections[id]!.handlePayload(
+        connections.withConnection(in: slot) { if $0.address != source { $0.address = source } }
+        connections.slots[slot]!.handlePayload(
             UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, now: now)
-        collectRetiredIndices(id)
+        collectRetiredIndices(id, slot: slot)
     }
 
     // MARK: - Handshake: responder side

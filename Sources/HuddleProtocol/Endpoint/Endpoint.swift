@@ -22,7 +22,7 @@ public struct Endpoint {
     var peers: [X25519PublicKey: Peer] = [:]
     var admissions: [AdmissionID: Admission] = [:]
     var admittedPeers: [X25519PublicKey: AdmissionID] = [:]
-    var connections: [ConnectionID: Connection] = [:]
+    var connections = ConnectionTable()
     var connectionOrder: [ConnectionID] = []
     var connectionByPeer: [X25519PublicKey: ConnectionID] = [:]
     var connectionByIndex: [ReceiverIndex: ConnectionID] = [:]
@@ -92,7 +92,9 @@ public struct Endpoint {
     }
 
     /// The connection with `id`, for inspection.
-    public func connection(_ id: ConnectionID) -> Connection? { connections[id] }
+    public func connection(_ id: ConnectionID) -> Connection? {
+        connections.slot(of: id).flatMap { connections.slots[$0] }
+    }
 
     /// The connection to `peer`, if any.
     public func connectionID(for peer: X25519PublicKey) -> ConnectionID? { connectionByPeer[peer] }
@@ -144,9 +146,17 @@ public struct Endpoint {
 
     /// Forgets indices a connection no longer uses.
     mutating func collectRetiredIndices(_ id: ConnectionID) {
-        guard let retired = connections[id]?.retiredIndices, !retired.isEmpty else { return }
+        guard let slot = connections.slot(of: id) else { return }
+        collectRetiredIndices(id, slot: slot)
+    }
+
+    /// ``collectRetiredIndices(_:)`` for the connection in `slot` of ``connections`` (no lookup, for hot paths).
+    mutating func collectRetiredIndices(_ id: ConnectionID, slot: Int) {
+        let retired = connections.withConnection(in: slot) { connection in
+            defer { connection.retiredIndices.removeAll() }
+            return connection.retiredIndices
+        }
         for index in retired where connectionByIndex[index] == id { connectionByIndex[index] = nil }
-        connections[id]!.retiredIndices.removeAll()
     }
 
     mutating func removeConnection(_ id: ConnectionID) {
@@ -166,9 +176,10 @@ public struct Endpoint {
         guard count > 0 else { return nil }
         for step in 0..<count {
             let id = connectionOrder[(eventCursor + step) % count]
-            guard let event = connections[id]!.pollEvent() else { continue }
+            let slot = connections.slot(of: id)!
+            guard let event = connections.slots[slot]!.pollEvent() else { continue }
             eventCursor = (eventCursor + step) % count
-            let peer = connections[id]!.peer
+            let peer = connections.withConnection(in: slot) { $0.peer }
             switch event {
             case .established: return .connected(id, peer: peer)
             case .message(let channel, let bytes): return .message(id, channel: channel, bytes: bytes)
@@ -185,18 +196,26 @@ public struct Endpoint {
 
     /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
     public var nextDeadline: Instant? {
-        connections.values.compactMap(\.nextDeadline).min()
+        var earliest: Instant?
+        for id in connectionOrder {
+            guard let deadline = connections.slots[connections.slot(of: id)!]?.nextDeadline else { continue }
+            earliest = min(earliest ?? deadline, deadline)
+        }
+        return earliest
     }
 
     /// Runs every connection's due timers, sends handshake retries and forgets closed connections.
     public mutating func handleTimeout(now: Instant) {
         for id in connectionOrder {
-            connections[id]!.handleTimeout(now: now)
+            connections.slots[connections.slot(of: id)!]!.handleTimeout(now: now)
             sendInitiationIfWanted(id, now: now)
             collectRetiredIndices(id)
         }
-        for id in connectionOrder where connections[id]!.state == .closed && connections[id]!.events.isEmpty {
-            removeConnection(id)
+        for id in connectionOrder {
+            let slot = connections.slot(of: id)!
+            if connections.withConnection(in: slot, { $0.state == .closed && $0.events.isEmpty }) {
+                removeConnection(id)
+            }
         }
     }
 
@@ -216,10 +235,11 @@ public struct Endpoint {
         let count = connectionOrder.count
         for step in 0..<count {
             let id = connectionOrder[(transmitCursor + step) % count]
-            if let length = connections[id]!.pollTransmit(into: buffer, now: now) {
+            let slot = connections.slot(of: id)!
+            if let length = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
                 transmitCursor = (transmitCursor + step + 1) % max(count, 1)
-                collectRetiredIndices(id)
-                return (connections[id]!.address, length)
+                collectRetiredIndices(id, slot: slot)
+                return (connections.withConnection(in: slot) { $0.address }, length)
             }
         }
         return nil

@@ -144,10 +144,25 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     public mutating func onAck(
         _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator
     ) throws(ProtocolError) -> AckResult {
+        var result = AckResult()
+        try onAck(frame, now: now, rtt: &rtt, into: &result)
+        return result
+    }
+
+    /// ``onAck(_:now:rtt:)`` writing into `result`, whose contents are replaced but whose array storage is reused:
+    /// a connection keeps one result for all its ACKs instead of allocating a new one for each. On a throw `result`
+    /// is left unchanged.
+    mutating func onAck(
+        _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator, into result: inout AckResult
+    ) throws(ProtocolError) {
         try validate(frame.ranges)
         noteRTTSample(rtt, now: now)
 
-        var result = AckResult()
+        result.acknowledged.removeAll(keepingCapacity: true)
+        result.acknowledgedBytesInFlight = 0
+        result.latestAcknowledgedSentTime = nil
+        result.tookRTTSample = false
+        result.loss = LossEvent()
         let largestGrew = largestAcknowledged.map { frame.largestAcknowledged > $0 } ?? true
         if largestGrew {
             largestAcknowledged = frame.largestAcknowledged
@@ -170,7 +185,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             }
         }
         // A larger acknowledged number can also come from a forgotten pure ACK; either way loss detection runs.
-        guard !result.acknowledged.isEmpty || largestGrew else { return result }
+        guard !result.acknowledged.isEmpty || largestGrew else { return }
 
         if let newest = result.acknowledged.last, newest.packetNumber == frame.largestAcknowledged,
             result.acknowledged.contains(where: \.ackEliciting)
@@ -183,7 +198,6 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         result.loss = detectLostPackets(now: now, rtt: rtt)
         probeTimeoutCount = 0
         compact()
-        return result
     }
 
     /// When the probe timeout fires (RFC 9002 §6.2.1): the send time of the newest ack-eliciting packet plus
