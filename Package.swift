@@ -81,6 +81,8 @@ let package = Package(
                 "HuddleTransport",
                 "HuddleCrypto",
                 "HuddleWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -197,7 +197,11 @@ actor SessionEngine {
             try? await Task.sleep(for: .milliseconds(10))
             let settled =
                 (try? await driver.perform { endpoint, _ in
-                    endpoint.connectionIDs.allSatisfy { (endpoint.connection($0)?.bytesInFlight ?? 0) == 0 }
+                    endpoint.connectionIDs.allSatisfy { id in
+                        // A peer that already closed (it received our announcement and left) owes no ACK.
+                        guard let connection = endpoint.connection(id), connection.isOpen else { return true }
+                        return connection.bytesInFlight == 0
+                    }
                 }) ?? true
             if settled { return }
         }

@@ -1,23 +1,31 @@
 import ArgumentParser
 
 /// `huddle demo`: the built-in demonstration, no arguments or setup needed.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Show what Huddle does, in one process with no setup.",
         discussion: """
-            Two identities complete a Noise IKpsk2 handshake in WireGuard-layout messages, exchange encrypted and \
-            authenticated transport packets carrying MESSAGE and ACK frames, watch forged, tampered and replayed \
-            packets get rejected, and measure this machine's crypto throughput. Everything runs in memory; the \
-            networked mesh arrives with the transport layer.
+            Four nodes on loopback UDP: ana starts a session and prints a ticket, ben and cy join with it, everyone \
+            chats, ana leaves and the others carry on, ben invites dee, who joins late and is caught up on the \
+            shared state by ben; then ben ends the session for everyone. Prints what happened with timings. \
+            --wire shows the protocol layer instead: a handshake and encrypted packets in memory, forged and \
+            replayed packets rejected, and this machine's crypto throughput.
             """
     )
 
-    @Option(help: "Seconds to spend on each throughput measurement.")
+    @Flag(help: "Show the wire-level demo (handshake, packet protection, forgeries) instead of the session demo.")
+    var wire = false
+
+    @Option(help: "With --wire: seconds to spend on each throughput measurement.")
     var measureSeconds: Double = 0.3
 
-    func run() throws {
-        var demo = InMemoryDemo(measureSeconds: measureSeconds)
-        try demo.run()
+    func run() async throws {
+        if wire {
+            var demo = InMemoryDemo(measureSeconds: measureSeconds)
+            try demo.run()
+        } else {
+            try await MeshDemo().run()
+        }
     }
 }

@@ -107,6 +107,12 @@ extension Connection {
         return due <= now
     }
 
+    /// Moves a pending initiation's retry to the next timer firing (its credentials changed).
+    mutating func retryInitiationSoon() {
+        guard initiation != nil, let due = nextInitiationAt else { return }
+        nextInitiationAt = min(due, handshakeStartedAt ?? due)
+    }
+
     /// Asks for a handshake as soon as possible (first connect, rekey).
     mutating func requestHandshake(now: Instant) {
         guard nextInitiationAt == nil, initiation == nil else { return }

@@ -107,9 +107,15 @@ extension Endpoint {
             statistics.floodDropped += 1
             return
         }
-        // Simultaneous open (H9): the side with the smaller static key keeps its own initiation.
-        if connection.initiation != nil, staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes) {
+        // Simultaneous open (H9): the side with the smaller static key keeps its own initiation. Its initiation may
+        // have been dropped by a peer that did not know it yet (it learned of us since: it just initiated), so the
+        // same bytes go out once more: answered if they were lost, a harmless stale replay if they were not. One
+        // resend per received initiation keeps this as rate-limited as the peer's own retries.
+        if let pending = connection.initiation,
+            staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes)
+        {
             statistics.simultaneousInitiationsDropped += 1
+            outbox.append((connection.address, pending.datagram))
             return
         }
         let localIndex = allocateIndex()

@@ -66,6 +66,12 @@ public struct Endpoint {
             credentials: credentials,
             outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
             incoming: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: staticKey))
+        // An initiation still waiting for its response was built with the old credentials and will not be answered
+        // once the peer switched too: start over with the new ones at the next timer instead of after the retry
+        // interval.
+        if let id = connectionByPeer[credentials.staticKey] {
+            connections[id]?.retryInitiationSoon()
+        }
     }
 
     /// Forgets a peer and closes its connection, if any.
