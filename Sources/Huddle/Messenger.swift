@@ -66,7 +66,7 @@ public final class Messenger: Sendable {
             throw HuddleError.coding("\(Message.self): \(error)")
         }
         let envelope = MessageEnvelope(
-            kind: .codable, typeName: String(reflecting: Message.self), payload: Array(payload))
+            kind: .codable, typeName: MessageTypeName.of(Message.self), payload: Array(payload))
         try await send(envelope: envelope, to: recipients)
     }
 
@@ -97,7 +97,7 @@ public final class Messenger: Sendable {
     public func messages<Message: Decodable & Sendable>(of type: Message.Type) -> MessageStream<Message> {
         MessageStream(
             engine: engine, reliable: deliveryMode == .reliable, kind: .codable,
-            typeName: String(reflecting: Message.self)
+            typeName: MessageTypeName.of(Message.self)
         ) { payload in try? JSONDecoder().decode(Message.self, from: Data(payload)) }
     }
 

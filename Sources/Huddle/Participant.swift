@@ -16,6 +16,14 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
         staticKey = record.staticKey
     }
 
+    /// A participant from its parts (tests).
+    init(id: String, name: String, staticKeyBytes: [UInt8]) {
+        self.id = id
+        self.name = name
+        // 32 bytes is the only requirement of the key type.
+        self.staticKey = try! X25519PublicKey(bytes: staticKeyBytes)
+    }
+
     public static func == (lhs: Participant, rhs: Participant) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
