@@ -15,6 +15,13 @@ extension Scenarios {
         return net
     }
 
+    /// ``pair(seed:link:configuration:)`` for tests outside the kit.
+    public static func pairForTests(
+        seed: UInt64, link: LinkConditions = .clean(), configuration: ConnectionConfiguration = ConnectionConfiguration()
+    ) throws -> SimulatedNetwork<EndpointNode> {
+        try pair(seed: seed, link: link, configuration: configuration)
+    }
+
     static func staticKey(_ net: SimulatedNetwork<EndpointNode>, _ index: Int) -> X25519PublicKey {
         net.node(index)!.endpoint.staticKey
     }
