@@ -17,7 +17,8 @@ extension Scenarios {
 
     /// ``pair(seed:link:configuration:)`` for tests outside the kit.
     public static func pairForTests(
-        seed: UInt64, link: LinkConditions = .clean(), configuration: ConnectionConfiguration = ConnectionConfiguration()
+        seed: UInt64, link: LinkConditions = .clean(),
+        configuration: ConnectionConfiguration = ConnectionConfiguration()
     ) throws -> SimulatedNetwork<EndpointNode> {
         try pair(seed: seed, link: link, configuration: configuration)
     }
