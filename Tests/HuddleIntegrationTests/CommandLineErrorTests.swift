@@ -91,6 +91,8 @@ struct CommandLineErrorTests {
         let (host, ticket) = try await cluster.host("host")
         host.signal(SIGKILL)
         _ = try await host.waitForExit()
+        // The identity exists beforehand, so the only stderr line is the error (not "created identity ...").
+        #expect(try await Self.run(cluster, ["id", "--identity", cluster.identityPath("late")]).status == 0)
         let clock = ContinuousClock()
         let started = clock.now
         let finished = try await Self.run(
