@@ -28,9 +28,11 @@ struct ChannelReplacement: Sendable {
     }
 
     private func schedule(_ bound: NIOLoopBound<EndpointChannelHandler>, attempt: Int) {
-        loop.scheduleTask(in: .milliseconds(Int64(min(attempt, 10)) * 10)) {
+        let task = loop.scheduleTask(in: .milliseconds(Int64(min(attempt, 10)) * 10)) {
             bind(bound, attempt: attempt)
         }
+        // The loop is shutting down (its channels were closed for that reason): stop, which ends the event stream.
+        task.futureResult.whenFailure { _ in bound.value.channelReplacementFailed() }
     }
 
     private func bind(_ bound: NIOLoopBound<EndpointChannelHandler>, attempt: Int) {

@@ -2,6 +2,7 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleTransport
 import HuddleWire
+import NIOPosix
 import Testing
 
 /// A datagram the kernel refuses to send must cost that datagram only. SwiftNIO closes a datagram channel on most
@@ -37,5 +38,19 @@ struct SendFailureTests {
             let statistics = try await pair.a.statistics()
             #expect(statistics.socketRebinds >= 1, "\(statistics)")
         }
+    }
+
+    @Test("A channel closed because its event loop group shut down is not replaced: the event stream ends")
+    func groupShutdownEndsEvents() async throws {
+        // Misuse (drivers should be closed first), but the replacement logic must not keep the stream open forever.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let pair = try await DriverPair.make(
+            host: "127.0.0.1", transportA: .init(), transportB: .init(), group: group, seed: 5)
+        try await group.shutdownGracefully()
+        let ended = try await withTimeout(.seconds(5), "the event stream ends") { () -> Bool in
+            var reader = EventReader(pair.a)
+            return await reader.nextOrNil() == nil
+        }
+        #expect(ended)
     }
 }
