@@ -23,12 +23,15 @@ struct ChannelReplacement: Sendable {
     /// Starts replacing `handler`'s channel (called on the loop from `channelInactive`).
     func start(for handler: EndpointChannelHandler) {
         let bound = NIOLoopBound(handler, eventLoop: loop)
-        // Later, not from inside `channelInactive`: SwiftNIO is still tearing the old channel down.
+        // As a task, not from inside `channelInactive`: SwiftNIO is still tearing the old channel down.
         schedule(bound, attempt: 1)
     }
 
     private func schedule(_ bound: NIOLoopBound<EndpointChannelHandler>, attempt: Int) {
-        let task = loop.scheduleTask(in: .milliseconds(Int64(min(attempt, 10)) * 10)) {
+        // The first attempt on the next loop iteration (every datagram that arrives before the new socket is bound
+        // is lost), later ones backing off up to 100 ms.
+        let delay = TimeAmount.milliseconds(Int64(min(attempt - 1, 10)) * 10)
+        let task = loop.scheduleTask(in: delay) {
             bind(bound, attempt: attempt)
         }
         // The loop is shutting down (its channels were closed for that reason): stop, which ends the event stream.
