@@ -16,6 +16,9 @@ import NIOPosix
 /// reused buffer, and after each read batch the pending transmits are written in one flush, equal-size datagrams
 /// to one destination coalesced into a UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
 ///
+/// Refused sends: SwiftNIO closes the socket when the kernel refuses a datagram (EPERM from a firewall, EACCES,
+/// EINVAL, ENETUNREACH); the driver then binds a new one on the same address and carries on (`ChannelReplacement`).
+///
 /// Lifetime: call ``close()`` before shutting down the event loop group.
 public final class UDPEndpointDriver: Sendable {
     /// The address the socket is bound to (with the real port when port 0 was requested).
