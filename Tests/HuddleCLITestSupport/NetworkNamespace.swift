@@ -30,6 +30,11 @@ public struct NetworkNamespace: Sendable {
         return nil
     }
 
+    /// The namespace called `name` (which may or may not exist).
+    public init(name: String) {
+        self.name = name
+    }
+
     /// Creates namespace `name` with its loopback up.
     public static func create(_ name: String) throws -> NetworkNamespace {
         try Self.ip(["netns", "add", name])

@@ -24,8 +24,23 @@ struct LossyLinkTests {
 
         func address(_ index: Int) -> String { "10.77.0.\(index + 1)" }
 
+        /// Deletes namespaces an earlier run left behind when it was killed before its cleanup ran: those named
+        /// `huddle-PID-...` whose process is gone.
+        static func sweepLeftovers() {
+            guard let listing = try? HuddleCluster.run(NetworkNamespace.ip, ["netns", "list"]) else { return }
+            for line in listing.output.split(separator: "\n") {
+                let name = String(line.split(separator: " ").first ?? "")
+                let parts = name.split(separator: "-")
+                guard parts.count >= 3, parts[0] == "huddle", let pid = Int32(parts[1]), pid != getpid() else {
+                    continue
+                }
+                if kill(pid, 0) != 0 && errno == ESRCH { NetworkNamespace(name: name).delete() }
+            }
+        }
+
         /// Builds the bridge and one namespace per node; on failure deletes what it made.
         static func build(nodes: Int, tag: String) throws -> Lab {
+            sweepLeftovers()
             var lab = Lab()
             do {
                 let bridge = try NetworkNamespace.create("huddle-\(tag)-br")
