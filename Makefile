@@ -2,7 +2,8 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
-.PHONY: demo test deps lint format build unit-tests simulation fuzz-smoke check-vectors transport-bench clean
+.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke check-vectors transport-bench \
+	cli-latency clean
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
@@ -29,9 +30,14 @@ format:
 build: deps
 	$(SWIFT) build
 
-## Unit, property and known-answer tests (debug build). The simulation suite runs separately in release mode.
+## Unit, property and known-answer tests, loopback and multi-process tests of `huddle`, and (as root) the
+## network-namespace tests (debug build). The simulation suite runs separately in release mode.
 unit-tests: deps
 	$(SWIFT) test --skip HuddleSimulationTests
+
+## The same with the slow cases too (HUDDLE_SLOW_TESTS=1: e.g. the 30 s join timeout).
+slow-tests: deps
+	HUDDLE_SLOW_TESTS=1 $(SWIFT) test --skip HuddleSimulationTests
 
 ## Every simulator scenario over the committed seeds (Tests/HuddleSimulationTests/seeds.txt, 200 seeds), in release
 ## mode. HUDDLE_SEEDS=FIRST-LAST overrides the seed list.
@@ -45,6 +51,11 @@ fuzz-smoke: deps
 ## Loopback bulk throughput of the UDP transport with and without GSO/GRO (prints numbers; not a test).
 transport-bench: deps
 	$(SWIFT) run -c release huddle-transport-bench 256 3
+
+## Chat round trip between two `huddle` processes vs plain UDP, and join time (prints numbers; not a test).
+cli-latency: deps
+	$(SWIFT) build -c release --product huddle
+	python3 scripts/measure-latency.py .build/release/huddle 1000
 
 ## Re-checks the committed RFC vectors against pyca/cryptography (needs `pip install cryptography`).
 check-vectors:

@@ -113,6 +113,20 @@ let package = Package(
             name: "HuddleTests",
             dependencies: ["Huddle", "HuddleTransport"]
         ),
+        // Drives `huddle` processes through pipes for the multi-process tests below. It only launches the executable
+        // (found next to the test bundle), so it depends on no Huddle module.
+        .target(
+            name: "HuddleCLITestSupport",
+            path: "Tests/HuddleCLITestSupport"
+        ),
+        .testTarget(
+            name: "HuddleIntegrationTests",
+            dependencies: ["HuddleCLITestSupport"]
+        ),
+        .testTarget(
+            name: "NetworkNamespaceTests",
+            dependencies: ["HuddleCLITestSupport"]
+        ),
         .testTarget(
             name: "HuddleProtocolTests",
             dependencies: ["HuddleProtocol"]

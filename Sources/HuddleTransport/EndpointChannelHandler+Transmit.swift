@@ -15,7 +15,8 @@ extension EndpointChannelHandler {
         isFlushing = true
         defer { isFlushing = false }
         var remaining = budget
-        while context.channel.isWritable {
+        // `self.context` changes when a refused write makes SwiftNIO close the channel in the middle of this loop.
+        while context.channel.isWritable, context === self.context {
             let limit = min(remaining, settings.maxDatagramsPerFlush)
             let produced = collectTransmits(limit: limit)
             guard produced > 0 else { return }

@@ -58,6 +58,14 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var pendingSends = Deque<PendingSend>()
     /// Set by ``close()`` or when the channel goes inactive: no more input is accepted.
     var isClosed = false
+    /// Binds a new channel for this handler when SwiftNIO closed the current one after a refused send (see
+    /// ``ChannelReplacement``); set by the driver right after binding.
+    var replaceChannel: ((EndpointChannelHandler) -> Void)?
+    /// Between the loss of a channel and the replacement becoming active: the old pipeline's removal of this
+    /// handler must not shut the endpoint down.
+    var awaitingChannel = false
+    /// Set by ``UDPEndpointDriver/abandon()``: losing the channel is final.
+    var abandoned = false
 
     init(endpoint: Endpoint, clock: DriverClock, settings: Settings, eventSource: EndpointEvents.Producer.Source) {
         self.endpoint = endpoint
@@ -80,8 +88,17 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        shutDown()
+        // A replaced channel's pipeline may let go of the handler after the replacement took it: ignore that one.
+        guard context === self.context else { return }
         self.context = nil
+        if !awaitingChannel { shutDown() }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        awaitingChannel = false
+        context.fireChannelActive()
+        // A replacement socket: send what queued up meanwhile and re-arm the timer.
+        if !isClosed { afterInput() }
     }
 
     // MARK: - Input
@@ -135,8 +152,24 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        shutDown()
+        guard !isClosed, !abandoned, let replaceChannel, context === self.context else {
+            shutDown()
+            context.fireChannelInactive()
+            return
+        }
+        // Not closed by the driver: SwiftNIO closed the socket because the kernel refused one datagram (see
+        // ``ChannelReplacement``). Keep the endpoint and carry on over a new socket on the same address.
+        awaitingChannel = true
+        self.context = nil
+        statistics.socketRebinds += 1
         context.fireChannelInactive()
+        replaceChannel(self)
+    }
+
+    /// No replacement socket could be bound: the endpoint stops as if the driver had been closed.
+    func channelReplacementFailed() {
+        awaitingChannel = false
+        shutDown()
     }
 
     /// Runs after every input: events, waiting sends, transmits, timer.

@@ -24,6 +24,9 @@ public struct TransportStatistics: Sendable, Hashable {
     public var unsupportedSourceDropped = 0
     /// Errors the channel reported (failed writes, ICMP errors on reads); none of them closes the driver.
     public var channelErrors = 0
+    /// Times the socket was replaced by a new one on the same address because SwiftNIO closed it after the kernel
+    /// refused a datagram (EPERM from a firewall, EACCES, EINVAL, ENETUNREACH, ...).
+    public var socketRebinds = 0
     /// Events handed to the consumer of ``UDPEndpointDriver/events``.
     public var eventsDelivered = 0
     /// Events discarded because the consumer of ``UDPEndpointDriver/events`` went away.

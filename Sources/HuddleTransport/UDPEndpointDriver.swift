@@ -1,6 +1,7 @@
 import HuddleCrypto
 import HuddleProtocol
 import HuddleWire
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -15,6 +16,9 @@ import NIOPosix
 /// reused buffer, and after each read batch the pending transmits are written in one flush, equal-size datagrams
 /// to one destination coalesced into a UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
 ///
+/// Refused sends: SwiftNIO closes the socket when the kernel refuses a datagram (EPERM from a firewall, EACCES,
+/// EINVAL, ENETUNREACH); the driver then binds a new one on the same address and carries on (`ChannelReplacement`).
+///
 /// Lifetime: call ``close()`` before shutting down the event loop group.
 public final class UDPEndpointDriver: Sendable {
     /// The address the socket is bound to (with the real port when port 0 was requested).
@@ -28,11 +32,13 @@ public final class UDPEndpointDriver: Sendable {
     /// Whether datagrams are received with UDP GRO (configured and supported by the kernel).
     public let usesReceiveOffload: Bool
 
-    private let channel: any Channel
+    /// The current channel: a new one replaces it when SwiftNIO closes the socket after a refused send.
+    private let channel: NIOLockedValueBox<any Channel>
     private let handler: NIOLoopBound<EndpointChannelHandler>
 
     private init(
-        channel: any Channel, handler: NIOLoopBound<EndpointChannelHandler>, localAddress: NetworkAddress,
+        channel: NIOLockedValueBox<any Channel>, handler: NIOLoopBound<EndpointChannelHandler>,
+        localAddress: NetworkAddress,
         staticKey: X25519PublicKey, events: EndpointEvents, usesSegmentationOffload: Bool, usesReceiveOffload: Bool
     ) {
         self.channel = channel
@@ -76,31 +82,7 @@ public final class UDPEndpointDriver: Sendable {
             finishOnDeinit: false, delegate: delegate)
         let source = produced.source
 
-        let messageCount = max(transport.vectorReadMessageCount, 1)
-        // Vector reads cut ONE buffer into `messageCount` equal slices; each must hold the largest datagram (GRO:
-        // up to 64 KiB of glued datagrams), or the kernel silently truncates.
-        let slice = gro ? TransportConfiguration.offloadReceiveSliceSize : transport.maxReceiveDatagramSize
-        var bootstrap = DatagramBootstrap(group: loop)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: messageCount * slice))
-            .channelOption(.maxMessagesPerRead, value: UInt(transport.readsPerBatch))
-            // Generous watermarks: one flush may queue a few hundred KiB before the kernel takes it.
-            .channelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
-        if messageCount > 1 {
-            bootstrap = bootstrap.channelOption(.datagramVectorReadMessageCount, value: messageCount)
-        }
-        if let size = transport.socketReceiveBufferSize {
-            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(size))
-        }
-        if let size = transport.socketSendBufferSize {
-            bootstrap = bootstrap.channelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
-        }
-        if gro {
-            bootstrap =
-                bootstrap
-                .channelOption(.datagramReceiveOffload, value: true)
-                .channelOption(.datagramReceiveSegmentSize, value: true)
-        }
+        var bootstrap = Self.bootstrap(on: loop, transport: transport, receiveOffload: gro)
         bootstrap = bootstrap.channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 let endpoint = Endpoint(
@@ -135,11 +117,47 @@ public final class UDPEndpointDriver: Sendable {
             try? await channel.close()
             throw .bindFailed(host: transport.host, port: transport.port, reason: "not an IPv4 or IPv6 address")
         }
+        let channelBox = NIOLockedValueBox<any Channel>(channel)
+        let replacement = ChannelReplacement(
+            loop: loop, transport: transport, receiveOffload: gro, address: bound, channel: channelBox)
+        try? await loop.submit { handler.value.replaceChannel = { replacement.start(for: $0) } }.get()
         return UDPEndpointDriver(
-            channel: channel, handler: handler, localAddress: localAddress,
+            channel: channelBox, handler: handler, localAddress: localAddress,
             staticKey: configuration.identity.agreementKey.publicKey,
             events: EndpointEvents(producer: produced.sequence),
             usesSegmentationOffload: gso, usesReceiveOffload: gro)
+    }
+
+    /// A bootstrap with the socket options `transport` asks for (no channel initializer yet).
+    static func bootstrap(
+        on loop: any EventLoop, transport: TransportConfiguration, receiveOffload gro: Bool
+    ) -> DatagramBootstrap {
+        let messageCount = max(transport.vectorReadMessageCount, 1)
+        // Vector reads cut ONE buffer into `messageCount` equal slices; each must hold the largest datagram (GRO:
+        // up to 64 KiB of glued datagrams), or the kernel silently truncates.
+        let slice = gro ? TransportConfiguration.offloadReceiveSliceSize : transport.maxReceiveDatagramSize
+        var bootstrap = DatagramBootstrap(group: loop)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: messageCount * slice))
+            .channelOption(.maxMessagesPerRead, value: UInt(transport.readsPerBatch))
+            // Generous watermarks: one flush may queue a few hundred KiB before the kernel takes it.
+            .channelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
+        if messageCount > 1 {
+            bootstrap = bootstrap.channelOption(.datagramVectorReadMessageCount, value: messageCount)
+        }
+        if let size = transport.socketReceiveBufferSize {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(size))
+        }
+        if let size = transport.socketSendBufferSize {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+        }
+        if gro {
+            bootstrap =
+                bootstrap
+                .channelOption(.datagramReceiveOffload, value: true)
+                .channelOption(.datagramReceiveSegmentSize, value: true)
+        }
+        return bootstrap
     }
 
     private static func validate(_ transport: TransportConfiguration) throws(TransportError) {
@@ -243,6 +261,19 @@ public final class UDPEndpointDriver: Sendable {
     public func close() async {
         let handler = self.handler
         try? await handler.eventLoop.submit { handler.value.close(reason: "endpoint closed") }.get()
-        try? await channel.close()
+        try? await channel.withLockedValue { $0 }.close()
+    }
+
+    /// Closes the socket abruptly, as a crash or a pulled cable would: no CLOSE goes out, so peers only notice
+    /// through their idle timeout. Waiting sends fail and ``events`` ends, as after ``close()``.
+    ///
+    /// For tests of failure detection only (`@_spi(Testing) import HuddleTransport`); applications call ``close()``.
+    @_spi(Testing)
+    public func abandon() async {
+        // Closing the channel without `close(reason:)` first: the handler's `channelInactive` stops the endpoint
+        // without flushing anything (and, being told so, does not replace the socket).
+        let handler = self.handler
+        try? await handler.eventLoop.submit { handler.value.abandoned = true }.get()
+        try? await channel.withLockedValue { $0 }.close()
     }
 }

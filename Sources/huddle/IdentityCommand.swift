@@ -16,7 +16,10 @@ struct IdentityCommand: ParsableCommand {
         do {
             loaded = try IdentityStore.loadOrCreate(at: identity)
         } catch {
-            throw ValidationError("identity \(identity): \(error)")
+            // A damaged or unusable file is not a usage mistake: one line, exit 1, as `host` and `join` do (a
+            // ValidationError would print the usage text too and exit 64).
+            StandardError.write("error: identity \(identity): \(error)")
+            throw ExitCode(1)
         }
         if loaded.created { StandardError.write("created identity \(identity)") }
         print(loaded.identity.publicIdentity.fingerprint)

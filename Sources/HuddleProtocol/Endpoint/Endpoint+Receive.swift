@@ -94,19 +94,22 @@ extension Endpoint {
             statistics.unknownPeerDropped += 1
             return
         }
-        let id =
-            connectionByPeer[received.initiatorStatic]
-            ?? makeConnection(
-                peer: received.initiatorStatic, address: source, now: now)
-        var connection = connections[id]!
-        if let last = connection.lastAcceptedTimestamp, received.timestamp <= last {
+        // Replay and flood checks against the peer's latest connection, even one that is closing or draining.
+        let latest = connectionByPeer[received.initiatorStatic].flatMap { connections[$0] }
+        if let last = latest?.lastAcceptedTimestamp, received.timestamp <= last {
             statistics.staleTimestampDropped += 1
             return
         }
-        if let last = connection.lastInitiationAcceptedAt, now - last < configuration.minimumInitiationInterval {
+        if let last = latest?.lastInitiationAcceptedAt, now - last < configuration.minimumInitiationInterval {
             statistics.floodDropped += 1
             return
         }
+        // A closing or draining connection cannot carry new keys: a peer that comes back within the drain period (a
+        // member that left and rejoins at once) gets a fresh connection; the old one drains on its own.
+        let id =
+            liveConnection(to: received.initiatorStatic)
+            ?? makeConnection(peer: received.initiatorStatic, address: source, now: now)
+        var connection = connections[id]!
         // Simultaneous open (H9): the side with the smaller static key keeps its own initiation. Its initiation may
         // have been dropped by a peer that did not know it yet (it learned of us since: it just initiated), so the
         // same bytes go out once more: answered if they were lost, a harmless stale replay if they were not. One

@@ -89,7 +89,7 @@ public struct Endpoint {
     ) throws(ProtocolError)
         -> ConnectionID
     {
-        if let id = connectionByPeer[peer] { return id }
+        if let id = liveConnection(to: peer) { return id }
         guard peers[peer] != nil else { throw .unknownPeer }
         let id = makeConnection(peer: peer, address: address, now: now)
         connections[id]!.requestHandshake(now: now)
@@ -104,6 +104,12 @@ public struct Endpoint {
 
     /// The connection to `peer`, if any.
     public func connectionID(for peer: X25519PublicKey) -> ConnectionID? { connectionByPeer[peer] }
+
+    /// The connection to `peer` unless it is closing or draining (then a new one replaces it).
+    func liveConnection(to peer: X25519PublicKey) -> ConnectionID? {
+        guard let id = connectionByPeer[peer], connections[id]?.isOpen == true else { return nil }
+        return id
+    }
 
     /// Every live connection.
     public var connectionIDs: [ConnectionID] { connectionOrder }
@@ -168,9 +174,12 @@ public struct Endpoint {
     mutating func removeConnection(_ id: ConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         connectionOrder.removeAll { $0 == id }
-        if connectionByPeer[connection.peer] == id { connectionByPeer[connection.peer] = nil }
-        // A joiner that never became a member leaves nothing behind.
-        if admittedPeers.removeValue(forKey: connection.peer) != nil { peers[connection.peer] = nil }
+        // Only the peer's current connection: a replaced, drained one must not forget a peer that came back.
+        if connectionByPeer[connection.peer] == id {
+            connectionByPeer[connection.peer] = nil
+            // A joiner that never became a member leaves nothing behind.
+            if admittedPeers.removeValue(forKey: connection.peer) != nil { peers[connection.peer] = nil }
+        }
         for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
     }
 

@@ -1,0 +1,56 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleTransport
+import HuddleWire
+import NIOPosix
+import Testing
+
+/// A datagram the kernel refuses to send must cost that datagram only. SwiftNIO closes a datagram channel on most
+/// `sendmsg` errors (all but EMSGSIZE and EHOSTUNREACH), which used to leave the node with a dead socket that nobody
+/// noticed: found by the network-namespace test, where nftables drops in the output hook fail `sendmsg` with EPERM.
+@Suite("UDPEndpointDriver survives refused sends")
+struct SendFailureTests {
+    @Test(
+        "After sendmsg fails (EACCES to a broadcast address, EINVAL to port 0) the driver still works",
+        arguments: [
+            NetworkAddress(ipv4: 255, 255, 255, 255, port: 9),
+            NetworkAddress(ipv4: 127, 0, 0, 1, port: 0),
+        ])
+    func refusedSendIsSurvived(bogus: NetworkAddress) async throws {
+        try await withDriverPair(limit: .seconds(20)) { pair in
+            var readerA = EventReader(pair.a)
+            var readerB = EventReader(pair.b)
+            // An initiation to a third peer at an address the kernel refuses to send to.
+            var random = ChaChaRandomGenerator(seed: 99)
+            let stranger = Identity(using: &random).agreementKey.publicKey
+            try await pair.a.addPeer(
+                PeerCredentials(
+                    staticKey: stranger, presharedKey: SecureBytes(count: 32, using: &random),
+                    macSecret: SecureBytes(count: 32, using: &random)))
+            _ = try await pair.a.connect(to: stranger, at: bogus)
+            try await Task.sleep(for: .milliseconds(200))
+            // A must still answer B.
+            let bToA = try await pair.b.connect(to: pair.a.staticKey, at: pair.a.localAddress)
+            _ = try await readerB.connected()
+            _ = try await readerA.connected()
+            try await pair.b.send([1, 2, 3], on: ChannelID(0), to: bToA)
+            #expect(try await readerA.message().bytes == [1, 2, 3])
+            let statistics = try await pair.a.statistics()
+            #expect(statistics.socketRebinds >= 1, "\(statistics)")
+        }
+    }
+
+    @Test("A channel closed because its event loop group shut down is not replaced: the event stream ends")
+    func groupShutdownEndsEvents() async throws {
+        // Misuse (drivers should be closed first), but the replacement logic must not keep the stream open forever.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let pair = try await DriverPair.make(
+            host: "127.0.0.1", transportA: .init(), transportB: .init(), group: group, seed: 5)
+        try await group.shutdownGracefully()
+        let ended = try await withTimeout(.seconds(5), "the event stream ends") { () -> Bool in
+            var reader = EventReader(pair.a)
+            return await reader.nextOrNil() == nil
+        }
+        #expect(ended)
+    }
+}
