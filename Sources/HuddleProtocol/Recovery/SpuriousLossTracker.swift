@@ -113,6 +113,7 @@ struct SpuriousLossTracker: Sendable {
     /// Remembers that in-flight packet `packetNumber`, sent at `sentTime`, was declared lost. Numbers must
     /// increase from call to call.
     mutating func remember(_ packetNumber: UInt64, sentTime: Instant) {
+        assert(ring.isEmpty || packetNumber > self[ring.count - 1].packetNumber, "lost packets out of order")
         let lost = LostPacket(packetNumber: packetNumber, sentTime: sentTime)
         if ring.count < ProtocolLimits.maxTrackedLostPackets {
             ring.append(lost)
