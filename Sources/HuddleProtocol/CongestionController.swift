@@ -19,6 +19,12 @@ public protocol CongestionController: Sendable {
 
     /// RFC 9002 §7.6: every packet over a long enough period was lost; collapse to the minimum window.
     mutating func onPersistentCongestion(now: Instant)
+
+    /// Every loss that started the current recovery period (and every later loss in it) turned out spurious: the
+    /// packets had only been reordered. Restores the state saved at the congestion event that started the period,
+    /// as if it had never happened (Linux's and quinn's undo), unless the window has since grown past it. Does
+    /// nothing when no state is saved (after persistent congestion, or a second call).
+    mutating func onSpuriousCongestionEvent()
 }
 
 /// Window sizes shared by the controllers, from RFC 9002 §7.2.

@@ -30,6 +30,22 @@ public struct Cubic: CongestionController {
     private var renoEstimate = 0.0
     /// Fractional segments of growth not yet applied to the window.
     private var pendingGrowth = 0.0
+    /// The state just before the last congestion event, for ``onSpuriousCongestionEvent()``.
+    private var beforeCongestionEvent: Saved?
+
+    /// Everything a congestion event changes: the window, the threshold, the recovery period and the curve.
+    private struct Saved: Sendable {
+        let congestionWindow: Int
+        let slowStartThreshold: Int
+        let recoveryStart: Instant?
+        let epochStart: Instant?
+        let curvePending: Bool
+        let windowPrior: Double
+        let windowMax: Double
+        let k: Double
+        let renoEstimate: Double
+        let pendingGrowth: Double
+    }
 
     /// A controller starting at the RFC 9002 initial window.
     public init(maxDatagramSize: Int) {
@@ -82,6 +98,10 @@ public struct Cubic: CongestionController {
 
     public mutating func onCongestionEvent(sentTime: Instant, now: Instant) {
         if let recoveryStart, sentTime <= recoveryStart { return }
+        beforeCongestionEvent = Saved(
+            congestionWindow: congestionWindow, slowStartThreshold: slowStartThreshold, recoveryStart: recoveryStart,
+            epochStart: epochStart, curvePending: curvePending, windowPrior: windowPrior, windowMax: windowMax, k: k,
+            renoEstimate: renoEstimate, pendingGrowth: pendingGrowth)
         recoveryStart = now
         let current = windowInSegments
         windowPrior = current
@@ -105,6 +125,27 @@ public struct Cubic: CongestionController {
         epochStart = nil
         curvePending = false
         pendingGrowth = 0
+        beforeCongestionEvent = nil
+    }
+
+    public mutating func onSpuriousCongestionEvent() {
+        guard let saved = beforeCongestionEvent else { return }
+        beforeCongestionEvent = nil
+        // The window may have grown past the saved one since; never shrink it here.
+        guard congestionWindow < saved.congestionWindow else { return }
+        // The whole curve comes back with the window, including its epoch: CUBIC continues as if the reduction had
+        // never happened (W_max, K and the Reno estimate of the reduced window would cap growth well below the
+        // restored window for many round trips).
+        congestionWindow = saved.congestionWindow
+        slowStartThreshold = saved.slowStartThreshold
+        recoveryStart = saved.recoveryStart
+        epochStart = saved.epochStart
+        curvePending = saved.curvePending
+        windowPrior = saved.windowPrior
+        windowMax = saved.windowMax
+        k = saved.k
+        renoEstimate = saved.renoEstimate
+        pendingGrowth = saved.pendingGrowth
     }
 
     /// W_cubic(t) = C (t - K)^3 + W_max, in segments.

@@ -8,6 +8,16 @@ public struct NewReno: CongestionController {
     public private(set) var slowStartThreshold = Int.max
     private var recoveryStart: Instant?
     private var bytesAcknowledgedInAvoidance = 0
+    /// The state just before the last congestion event, for ``onSpuriousCongestionEvent()``.
+    private var beforeCongestionEvent: Saved?
+
+    /// Everything a congestion event changes.
+    private struct Saved: Sendable {
+        let congestionWindow: Int
+        let slowStartThreshold: Int
+        let recoveryStart: Instant?
+        let bytesAcknowledgedInAvoidance: Int
+    }
 
     /// A controller starting at the RFC 9002 initial window.
     public init(maxDatagramSize: Int) {
@@ -33,6 +43,9 @@ public struct NewReno: CongestionController {
 
     public mutating func onCongestionEvent(sentTime: Instant, now: Instant) {
         if let recoveryStart, sentTime <= recoveryStart { return }
+        beforeCongestionEvent = Saved(
+            congestionWindow: congestionWindow, slowStartThreshold: slowStartThreshold, recoveryStart: recoveryStart,
+            bytesAcknowledgedInAvoidance: bytesAcknowledgedInAvoidance)
         recoveryStart = now
         slowStartThreshold = max(
             congestionWindow / 2, CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize))
@@ -44,5 +57,17 @@ public struct NewReno: CongestionController {
         congestionWindow = CongestionWindowLimits.minimumWindow(maxDatagramSize: maxDatagramSize)
         recoveryStart = nil
         bytesAcknowledgedInAvoidance = 0
+        beforeCongestionEvent = nil
+    }
+
+    public mutating func onSpuriousCongestionEvent() {
+        guard let saved = beforeCongestionEvent else { return }
+        beforeCongestionEvent = nil
+        // The window may have grown past the saved one since (a later slow start); never shrink it here.
+        guard congestionWindow < saved.congestionWindow else { return }
+        congestionWindow = saved.congestionWindow
+        slowStartThreshold = saved.slowStartThreshold
+        recoveryStart = saved.recoveryStart
+        bytesAcknowledgedInAvoidance = saved.bytesAcknowledgedInAvoidance
     }
 }

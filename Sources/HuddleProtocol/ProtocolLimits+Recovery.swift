@@ -14,6 +14,35 @@ extension ProtocolLimits {
     /// is acknowledged.
     public static let packetThreshold: UInt64 = 3
 
+    /// The largest packet reordering threshold a `SentPacketTracker` adapts to (RFC 9002 §6.1.1 allows raising
+    /// ``packetThreshold`` on a path that reorders). A spurious loss raises the threshold to the reordering distance
+    /// it revealed plus one, up to this cap; beyond it the adapted time threshold alone tolerates the reordering.
+    /// Linux caps its TCP reordering estimate similarly (`tcp_max_reordering`, 300).
+    public static let maxPacketThreshold: UInt64 = 256
+
+    /// RFC 9002's kTimeThreshold, 9/8, expressed in eighths of an RTT: a packet is lost once a later packet is
+    /// acknowledged and it was sent this many eighths of max(smoothed RTT, latest RTT) ago.
+    public static let timeThresholdEighths = 9
+
+    /// The largest time threshold a `SentPacketTracker` adapts to, in eighths of an RTT: 4 RTTs, twice RFC 8985's
+    /// bound (RACK caps its reordering window at the smoothed RTT, on top of the RTT itself). Under reordering the
+    /// RTT estimate runs low: samples come only from the largest newly acknowledged packet, which is usually one
+    /// that overtook others. Measured in the simulator's `reorder` scenario (RTTs spread over 10-130 ms), the
+    /// smoothed RTT stays at 20-30 ms, and goodput over 50 seeds was 0.39 MB/s with a 2 RTT cap, 2.47 MB/s with
+    /// 4 RTTs and 2.87 MB/s with 8. The cap only binds after spurious losses, and a larger one would only delay
+    /// the recovery of real losses on such a path further.
+    public static let maxTimeThresholdEighths = 32
+
+    /// How many recovery periods in a row without a spurious loss return an adapted reordering threshold and time
+    /// threshold to their RFC 9002 defaults (RFC 8985 §7.2 resets its reordering window after 16 recoveries).
+    public static let reorderingDecayPeriods = 16
+
+    /// How many of the most recently declared-lost in-flight packets a `SentPacketTracker` remembers, to recognise
+    /// an ACK arriving for one of them as a spurious loss. Beyond it the oldest is forgotten (a late ACK for it then
+    /// counts as nothing). One record is 24 bytes, so the bound is 24 KiB per connection, allocated only as
+    /// losses occur; 1024 covers the losses of a whole 1.2 MB window.
+    public static let maxTrackedLostPackets = 1024
+
     /// RFC 9002's kPersistentCongestionThreshold: losses spanning more than this many probe timeouts (without
     /// backoff) with nothing acknowledged in between are persistent congestion.
     public static let persistentCongestionThreshold = 3

@@ -145,4 +145,71 @@ struct CongestionControlTests {
         _ = Self.ackClock(&reno, rounds: 200, rtt: .milliseconds(1), start: start, rttEstimator: rtt)
         #expect(cubic.congestionWindow >= reno.congestionWindow * 9 / 10)
     }
+
+    @Test("NewReno undoes a spurious congestion event: window and slow-start threshold come back, once")
+    func newRenoUndo() {
+        var reno = NewReno(maxDatagramSize: Self.datagram)
+        let rtt = Self.estimator(.milliseconds(50))
+        let now = Self.ackClock(&reno, rounds: 3, rtt: .milliseconds(50), start: .zero, rttEstimator: rtt)
+        #expect(reno.congestionWindow == 96_000)
+        reno.onCongestionEvent(sentTime: now - .milliseconds(10), now: now)
+        #expect(reno.congestionWindow == 48_000)
+        reno.onSpuriousCongestionEvent()
+        #expect(reno.congestionWindow == 96_000)
+        #expect(reno.isInSlowStart)
+        // Out of recovery again: a loss of a packet sent before the undone event counts again.
+        reno.onCongestionEvent(sentTime: now - .milliseconds(5), now: now + .milliseconds(1))
+        #expect(reno.congestionWindow == 48_000)
+        // Nothing saved any more after persistent congestion.
+        reno.onPersistentCongestion(now: now + .milliseconds(2))
+        reno.onSpuriousCongestionEvent()
+        #expect(reno.congestionWindow == 2400)
+    }
+
+    @Test("CUBIC undoes a spurious congestion event as if it had never happened")
+    func cubicUndo() {
+        let rtt = Self.estimator(.milliseconds(50))
+        var cubic = Cubic(maxDatagramSize: Self.datagram)
+        var now = Self.ackClock(&cubic, rounds: 3, rtt: .milliseconds(50), start: .zero, rttEstimator: rtt)
+        // A real loss first, so the curve (W_max, K, epoch) is in use.
+        cubic.onCongestionEvent(sentTime: now - .milliseconds(10), now: now)
+        now = Self.ackClock(&cubic, rounds: 5, rtt: .milliseconds(50), start: now, rttEstimator: rtt)
+        var untouched = cubic
+        let before = cubic.congestionWindow
+
+        cubic.onCongestionEvent(sentTime: now - .milliseconds(10), now: now)
+        #expect(cubic.congestionWindow < before)
+        cubic.onSpuriousCongestionEvent()
+        #expect(cubic.congestionWindow == before)
+        #expect(cubic.slowStartThreshold == untouched.slowStartThreshold)
+        // From here on it grows exactly like a controller that never saw the event.
+        let end = Self.ackClock(&cubic, rounds: 5, rtt: .milliseconds(50), start: now, rttEstimator: rtt)
+        _ = Self.ackClock(&untouched, rounds: 5, rtt: .milliseconds(50), start: now, rttEstimator: rtt)
+        #expect(cubic.congestionWindow == untouched.congestionWindow)
+        // A second undo has nothing to restore.
+        let grown = cubic.congestionWindow
+        cubic.onSpuriousCongestionEvent()
+        #expect(cubic.congestionWindow == grown)
+        // Nor does one after persistent congestion.
+        cubic.onCongestionEvent(sentTime: end, now: end + .milliseconds(1))
+        cubic.onPersistentCongestion(now: end + .milliseconds(1))
+        cubic.onSpuriousCongestionEvent()
+        #expect(cubic.congestionWindow == 2400)
+    }
+
+    @Test("An undo never shrinks a window that grew past the saved one")
+    func undoNeverShrinks() {
+        var reno = NewReno(maxDatagramSize: Self.datagram)
+        let rtt = Self.estimator(.milliseconds(50))
+        var now = Self.ackClock(&reno, rounds: 1, rtt: .milliseconds(50), start: .zero, rttEstimator: rtt)
+        #expect(reno.congestionWindow == 24_000)
+        reno.onCongestionEvent(sentTime: now - .milliseconds(10), now: now)
+        #expect(reno.congestionWindow == 12_000)
+        // Congestion avoidance for long enough to pass 24,000 bytes again.
+        now = now + .milliseconds(1)
+        now = Self.ackClock(&reno, rounds: 11, rtt: .milliseconds(50), start: now, rttEstimator: rtt)
+        #expect(reno.congestionWindow == 25_200)
+        reno.onSpuriousCongestionEvent()
+        #expect(reno.congestionWindow == 25_200)
+    }
 }

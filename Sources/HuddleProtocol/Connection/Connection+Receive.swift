@@ -96,6 +96,12 @@ extension Connection {
         swap(&result, &ackScratch)
         defer { ackScratch = result }
         try sentPackets.onAck(ack, now: now, rtt: &rtt, into: &result)
+        statistics.spuriousLosses += result.spuriousLosses
+        if result.recoveryWasSpurious {
+            // Undo first: losses this same ACK declares then start a new recovery period from the restored window.
+            statistics.congestionEventsUndone += 1
+            congestion.onSpuriousCongestionEvent()
+        }
         if let latest = result.loss.latestSentTime {
             congestion.onCongestionEvent(sentTime: latest, now: now)
         }

@@ -118,6 +118,9 @@ extension Connection {
             "keepalive \(show(lastSentAt + configuration.keepaliveInterval)) pacer \(show(pacerReleaseAt))",
             "inflight \(sentPackets.bytesInFlight)/\(congestion.congestionWindow) something \(hasSomethingToSend)",
             "credit \(sendCredit) ping \(pingPending) maxData \(maxDataPending)",
+            "rtt \(rtt.smoothed)/\(rtt.minimum) lost \(statistics.packetsLost) spurious \(statistics.spuriousLosses)"
+                + " undone \(statistics.congestionEventsUndone)/\(sentPackets.recoveryPeriodCount) thresholds \(sentPackets.packetThreshold) packets"
+                + " \(sentPackets.timeThresholdEighths)/8 RTT",
         ].joined(separator: "; ")
     }
 }

@@ -6,6 +6,10 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var packetsReceived = 0
     /// Packets declared lost.
     public var packetsLost = 0
+    /// Packets declared lost that the peer later acknowledged (reordered, not lost); included in ``packetsLost``.
+    public var spuriousLosses = 0
+    /// Congestion window reductions undone because every loss behind them was spurious.
+    public var congestionEventsUndone = 0
     /// Bytes of datagrams sent.
     public var bytesSent = 0
     /// Bytes of datagrams received.

@@ -10,6 +10,11 @@ import HuddleWire
 /// has long declared them lost and resent their frames. Packet numbers at or above 2^62 cannot be acknowledged and
 /// are ignored too.
 ///
+/// Ranges the peer has seen acknowledged are no longer reported (``onAckFrameAcknowledged(largestAcknowledged:)``),
+/// but a packet that arrives late below them is still acknowledged: the peer has probably declared it lost, and
+/// only this acknowledgement lets it see that the loss was spurious (reordering) and undo its congestion response.
+/// Duplicates never get this far: the replay window drops them before decryption.
+///
 /// ``ackDeadline`` says when an ACK must go out: at once after every second ack-eliciting packet and after any
 /// ack-eliciting packet that arrives out of order or opens a gap, otherwise ``ProtocolLimits/maxAckDelay`` (25 ms)
 /// after the first unacknowledged ack-eliciting packet. Packets that are not ack-eliciting (pure ACKs) are recorded
@@ -35,7 +40,7 @@ public struct ReceivedPacketTracker: Sendable {
     /// How long to wait before acknowledging a lone ack-eliciting packet.
     public let maxAckDelay: Duration
 
-    /// Numbers below this are ignored: they fell out of the tracked ranges, or the peer has seen them acknowledged.
+    /// Numbers below this are ignored: they fell out of the tracked ranges (more than 32 gaps behind).
     private var floor: UInt64 = 0
     /// When ``largestReceived`` arrived (the ACK delay is measured from it).
     private var largestReceivedTime: Instant?
@@ -49,9 +54,11 @@ public struct ReceivedPacketTracker: Sendable {
 
     /// Records that `packetNumber` was received (and authenticated) at `now`, and updates ``ackDeadline``.
     ///
-    /// A duplicate of a tracked number, a number below the tracked ranges once 32 ranges are in use, a number
-    /// the peer already saw acknowledged (``onAckFrameAcknowledged(largestAcknowledged:)``) and a number at or above
-    /// 2^62 change nothing.
+    /// A duplicate of a tracked number, a number below the tracked ranges once 32 ranges are in use, a number at
+    /// or below a range dropped for lack of room, and a number at or above 2^62 change nothing. A number below what
+    /// the peer already saw acknowledged (``onAckFrameAcknowledged(largestAcknowledged:)``) is recorded again: the
+    /// tracker no longer knows whether it arrived before, and acknowledging a late arrival tells the sender its loss
+    /// was spurious (the connection's replay window has already dropped real duplicates).
     public mutating func onReceived(_ packetNumber: UInt64, ackEliciting: Bool, now: Instant) {
         guard packetNumber <= WireLimits.maxVarInt, packetNumber >= floor else { return }
         // The first range (from the highest) whose lower bound is at or below the packet number.
@@ -126,16 +133,17 @@ public struct ReceivedPacketTracker: Sendable {
     }
 
     /// The peer acknowledged a packet that carried one of our ACK frames, whose largest acknowledged number was
-    /// `largestAcknowledged`: the peer knows about every number up to it, so they are no longer reported, and
-    /// later copies of them are ignored (RFC 9000 §13.2.4).
+    /// `largestAcknowledged`: the peer knows about every number up to it, so they are no longer reported (RFC 9000
+    /// §13.2.4). A packet at or below it that arrives later is still recorded and acknowledged (see
+    /// ``onReceived(_:ackEliciting:now:)``).
     public mutating func onAckFrameAcknowledged(largestAcknowledged: UInt64) {
-        guard largestAcknowledged < WireLimits.maxVarInt, largestAcknowledged >= floor else { return }
-        floor = largestAcknowledged + 1
-        while let lowest = ranges.last, lowest.lowerBound < floor {
-            if lowest.upperBound < floor {
+        guard largestAcknowledged < WireLimits.maxVarInt else { return }
+        let known = largestAcknowledged + 1
+        while let lowest = ranges.last, lowest.lowerBound < known {
+            if lowest.upperBound < known {
                 ranges.removeLast()
             } else {
-                ranges[ranges.count - 1] = floor...lowest.upperBound
+                ranges[ranges.count - 1] = known...lowest.upperBound
             }
         }
     }

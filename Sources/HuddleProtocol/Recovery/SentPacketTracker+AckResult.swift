@@ -2,10 +2,11 @@ extension SentPacketTracker {
     /// What one ACK frame changed: the newly acknowledged packets, the packets it let the tracker declare lost, and
     /// what to tell the congestion controller.
     ///
-    /// The connection handles a result in RFC 9002's order: first the losses (see ``LossEvent``), then
+    /// The connection handles a result in RFC 9002's order: first the undo if ``recoveryWasSpurious``, then the
+    /// losses (see ``LossEvent``), then
     /// `CongestionController.onAcknowledged(bytes: acknowledgedBytesInFlight, sentTime:
     /// latestAcknowledgedSentTime, rtt:, now:)` if ``latestAcknowledgedSentTime`` is not `nil`. A duplicate ACK gives
-    /// an empty result.
+    /// an empty result, except that it may still prove packets declared lost spurious.
     public struct AckResult: Sendable {
         /// The newly acknowledged packets, in increasing packet-number order.
         public internal(set) var acknowledged: [Packet] = []
@@ -20,6 +21,13 @@ extension SentPacketTracker {
         public internal(set) var tookRTTSample = false
         /// The packets this ACK let the tracker declare lost.
         public internal(set) var loss = LossEvent()
+        /// How many packets declared lost earlier this ACK acknowledged: they had arrived, overtaken by later ones
+        /// (their frames were retransmitted anyway; the receiver ignores the duplicates). Each raised the tracker's
+        /// thresholds before ``loss`` was computed.
+        public internal(set) var spuriousLosses = 0
+        /// Whether this ACK proved every loss of the current recovery period spurious: the connection calls
+        /// `CongestionController.onSpuriousCongestionEvent()` to undo the reduction, before handling ``loss``.
+        public internal(set) var recoveryWasSpurious = false
 
         /// An empty result.
         public init() {}

@@ -11,13 +11,22 @@ import HuddleWire
 /// - passes every received ACK frame to ``onAck(_:now:rtt:)`` and handles the ``AckResult``;
 /// - arms a timer at ``deadline(rtt:)`` and calls ``onTimeout(now:rtt:)`` when it fires.
 ///
-/// A packet is declared lost once a packet sent at least ``ProtocolLimits/packetThreshold`` (3) numbers later is
-/// acknowledged, or once a later packet is acknowledged and the packet was sent at least `rtt.lossDelay` (9/8 of
-/// the RTT) ago. Like RFC 9002 the packet threshold counts packet numbers, so skipped numbers count too.
+/// A packet is declared lost once a packet sent at least ``packetThreshold`` numbers later is acknowledged, or once
+/// a later packet is acknowledged and the packet was sent at least ``lossDelay(rtt:)`` ago. Like RFC 9002 the
+/// packet threshold counts packet numbers, so skipped numbers count too.
+///
+/// The thresholds start at RFC 9002's (3 packets, 9/8 of the RTT) and adapt to reordering: when an ACK arrives for
+/// a packet already declared lost (a spurious loss, counted in ``AckResult/spuriousLosses``), they rise so that the
+/// packet would not have been declared lost, up to ``ProtocolLimits/maxPacketThreshold`` and
+/// ``ProtocolLimits/maxTimeThresholdEighths``, and they return to the defaults after
+/// ``ProtocolLimits/reorderingDecayPeriods`` recovery periods without a spurious loss. When every loss of the
+/// current recovery period proves spurious, ``AckResult/recoveryWasSpurious`` tells the connection to undo the
+/// congestion response (`CongestionController.onSpuriousCongestionEvent()`).
 ///
 /// Memory is bounded: at most ``ProtocolLimits/maxTrackedSentPackets`` packets are tracked (``canSend`` turns
 /// `false` at the limit), at most ``ProtocolLimits/maxTrackedAckOnlyPackets`` pure ACK packets after the newest
-/// ack-eliciting one, and at most ``ProtocolLimits/maxTrackedSkippedRanges`` runs of skipped numbers.
+/// ack-eliciting one, at most ``ProtocolLimits/maxTrackedSkippedRanges`` runs of skipped numbers, and at most
+/// ``ProtocolLimits/maxTrackedLostPackets`` declared-lost packet numbers for spurious-loss detection.
 ///
 /// The tracker reads no clock: time comes in as `now`.
 public struct SentPacketTracker<Record: Sendable>: Sendable {
@@ -51,6 +60,8 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     private var lastSentTime: Instant?
     /// When the first RTT sample was known to exist; only packets sent after it count for persistent congestion.
     private var firstRTTSampleTime: Instant?
+    /// Recently lost packets, the adaptive thresholds and the recovery periods, for spurious-loss handling.
+    private var spurious = SpuriousLossTracker()
 
     /// The largest packet number sent, or `nil` before the first packet.
     public private(set) var largestSent: UInt64?
@@ -73,6 +84,29 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
 
     /// A tracker that has sent nothing.
     public init() {}
+
+    /// The packet reordering threshold now in use: ``ProtocolLimits/packetThreshold`` (3) until a spurious loss
+    /// raises it, at most ``ProtocolLimits/maxPacketThreshold``.
+    public var packetThreshold: UInt64 { spurious.packetThreshold }
+
+    /// The time threshold now in use, in eighths of max(smoothed RTT, latest RTT):
+    /// ``ProtocolLimits/timeThresholdEighths`` (9) until a spurious loss raises it, at most
+    /// ``ProtocolLimits/maxTimeThresholdEighths``.
+    public var timeThresholdEighths: Int { spurious.timeThresholdEighths }
+
+    /// How many packets declared lost were later acknowledged, in total.
+    public var spuriousLossCount: Int { spurious.spuriousLossCount }
+
+    /// How many recovery periods began, in total: loss events with an in-flight packet sent after the current
+    /// period began, the ones a congestion controller reacts to.
+    public var recoveryPeriodCount: Int { spurious.recoveryPeriodCount }
+
+    /// How long after its send a packet below the largest acknowledged one is declared lost: the time threshold
+    /// (``timeThresholdEighths``) × max(smoothed, latest RTT), at least the timer granularity. Equal to
+    /// `rtt.lossDelay` (RFC 9002's 9/8) until a spurious loss raises the threshold.
+    public func lossDelay(rtt: RTTEstimator) -> Duration {
+        spurious.lossDelay(rtt: rtt)
+    }
 
     /// How many slots are tracked, from the oldest packet neither acknowledged nor declared lost to the newest.
     public var trackedPacketCount: Int { slots.count - head }
@@ -163,6 +197,9 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         result.latestAcknowledgedSentTime = nil
         result.tookRTTSample = false
         result.loss = LossEvent()
+        result.spuriousLosses = 0
+        result.recoveryWasSpurious = false
+        let previousLargestAcknowledged = largestAcknowledged
         let largestGrew = largestAcknowledged.map { frame.largestAcknowledged > $0 } ?? true
         if largestGrew {
             largestAcknowledged = frame.largestAcknowledged
@@ -184,8 +221,20 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
                 index += 1
             }
         }
-        // A larger acknowledged number can also come from a forgotten pure ACK; either way loss detection runs.
-        guard !result.acknowledged.isEmpty || largestGrew else { return }
+        // A larger acknowledged number can also come from a forgotten pure ACK; either way loss detection runs. A
+        // late ACK for packets already declared lost acknowledges nothing new either, but is spurious-loss evidence:
+        // loss detection runs again with the raised thresholds (the loss deadline moves), and the probe timeout
+        // backoff stays (RFC 9002 resets it only for newly acknowledged packets).
+        guard !result.acknowledged.isEmpty || largestGrew else {
+            let outcome = spurious.onAck(
+                frame.ranges, previousLargestAcknowledged: previousLargestAcknowledged, now: now, rtt: rtt)
+            guard outcome.spuriousLosses > 0 else { return }
+            result.spuriousLosses = outcome.spuriousLosses
+            result.recoveryWasSpurious = outcome.recoveryWasSpurious
+            result.loss = detectLostPackets(now: now, rtt: rtt)
+            compact()
+            return
+        }
 
         if let newest = result.acknowledged.last, newest.packetNumber == frame.largestAcknowledged,
             result.acknowledged.contains(where: \.ackEliciting)
@@ -195,6 +244,11 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             result.tookRTTSample = true
             noteRTTSample(rtt, now: now)
         }
+        // Before loss detection, so that thresholds raised by this ACK's evidence already apply to it.
+        let outcome = spurious.onAck(
+            frame.ranges, previousLargestAcknowledged: previousLargestAcknowledged, now: now, rtt: rtt)
+        result.spuriousLosses = outcome.spuriousLosses
+        result.recoveryWasSpurious = outcome.recoveryWasSpurious
         result.loss = detectLostPackets(now: now, rtt: rtt)
         probeTimeoutCount = 0
         compact()
@@ -299,7 +353,10 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         lossDeadline = nil
         var loss = LossEvent()
         guard let largestAcknowledged else { return loss }
-        let lossDelay = rtt.lossDelay
+        let lossDelay = spurious.lossDelay(rtt: rtt)
+        let packetThreshold = spurious.packetThreshold
+        var firstLostInFlight: UInt64?
+        var lostInFlight = 0
         let lostSendTime = now - lossDelay
         let congestionPeriod = rtt.probeTimeout * ProtocolLimits.persistentCongestionThreshold
         // The send time of the first ack-eliciting loss since the last acknowledged packet in this pass.
@@ -316,7 +373,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             }
             guard
                 packet.sentTime <= lostSendTime
-                    || largestAcknowledged >= packet.packetNumber + ProtocolLimits.packetThreshold
+                    || largestAcknowledged >= packet.packetNumber + packetThreshold
             else {
                 let packetDeadline = packet.sentTime + lossDelay
                 lossDeadline = Swift.min(lossDeadline ?? packetDeadline, packetDeadline)
@@ -329,6 +386,9 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             if packet.inFlight {
                 loss.bytesInFlight += packet.bytes
                 loss.latestSentTime = Swift.max(loss.latestSentTime ?? packet.sentTime, packet.sentTime)
+                spurious.remember(packet.packetNumber, sentTime: packet.sentTime)
+                if firstLostInFlight == nil { firstLostInFlight = packet.packetNumber }
+                lostInFlight += 1
             }
             guard packet.ackEliciting, let firstRTTSampleTime, packet.sentTime > firstRTTSampleTime else { continue }
             if let congestionStart {
@@ -338,6 +398,11 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             } else {
                 congestionStart = packet.sentTime
             }
+        }
+        if let firstLostInFlight, let latestSentTime = loss.latestSentTime {
+            spurious.onLosses(
+                firstLost: firstLostInFlight, count: lostInFlight, latestSentTime: latestSentTime,
+                persistentCongestion: loss.persistentCongestion, now: now)
         }
         return loss
     }

@@ -204,9 +204,6 @@ struct ReceivedPacketTrackerTests {
         for number: UInt64 in [0, 1, 3, 5, 6] { tracker.onReceived(number, ackEliciting: false, now: at(0)) }
         tracker.onAckFrameAcknowledged(largestAcknowledged: 3)
         #expect(tracker.ranges == [5...6])
-        // 2 is at or below 3: ignored.
-        tracker.onReceived(2, ackEliciting: true, now: at(1))
-        #expect(tracker.ranges == [5...6])
         tracker.onAckFrameAcknowledged(largestAcknowledged: 5)
         #expect(tracker.ranges == [6...6])
         // An older acknowledgement does not bring anything back.
@@ -215,5 +212,27 @@ struct ReceivedPacketTrackerTests {
         tracker.onAckFrameAcknowledged(largestAcknowledged: 6)
         #expect(tracker.ranges.isEmpty)
         #expect(tracker.makeAckFrame(now: at(2)) == nil)
+    }
+
+    @Test("A packet arriving late below what the peer saw acknowledged is acknowledged, at once")
+    func lateArrivalBelowAcknowledged() {
+        // Changed behaviour: such a packet used to be ignored. Its sender has probably declared it lost; only this
+        // ACK lets it see the loss was spurious (the replay window drops real duplicates before this tracker).
+        var tracker = ReceivedPacketTracker()
+        for number: UInt64 in [0, 1, 3, 5, 6] { tracker.onReceived(number, ackEliciting: false, now: at(0)) }
+        tracker.onAckSent()
+        tracker.onAckFrameAcknowledged(largestAcknowledged: 3)
+        #expect(tracker.ranges == [5...6])
+        tracker.onReceived(2, ackEliciting: true, now: at(1))
+        #expect(tracker.ranges == [5...6, 2...2])
+        #expect(tracker.ackDeadline == at(1))
+        #expect(tracker.largestReceived == 6)
+        let frame = tracker.makeAckFrame(now: at(1))
+        #expect(frame?.largestAcknowledged == 6)
+        #expect(frame?.ranges.count == 2)
+        // Once the peer saw that acknowledged too, it is trimmed again.
+        tracker.onAckSent()
+        tracker.onAckFrameAcknowledged(largestAcknowledged: 6)
+        #expect(tracker.ranges.isEmpty)
     }
 }
