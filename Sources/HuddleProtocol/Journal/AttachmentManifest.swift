@@ -44,7 +44,9 @@ public struct AttachmentManifest: Hashable, Sendable {
     ) throws(JournalError) {
         try Self.check(size: size, metadataCount: metadata.count)
         guard root.count == MerkleTree.hashLength else { throw .malformed("root is not 32 bytes") }
-        guard size > 0 || root == MerkleTree.emptyRoot else { throw .malformed("an empty attachment has the empty root") }
+        guard size > 0 || root == MerkleTree.emptyRoot else {
+            throw .malformed("an empty attachment has the empty root")
+        }
         self.id = id
         self.size = size
         self.root = root

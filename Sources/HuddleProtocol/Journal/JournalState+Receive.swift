@@ -82,6 +82,8 @@ extension JournalState {
         order.append(manifest.id)
         queue.append(manifest.id)
         actions.append(.event(.added(manifest)))
+        // Forwarded once, so members the author cannot reach directly still learn it (duplicates are no-ops).
+        for other in active where other != peer { send(.announce(manifest), to: other) }
         promote(now: now)
     }
 
@@ -119,7 +121,8 @@ extension JournalState {
             (first * MerkleTree.hashLength)..<((first + count) * MerkleTree.hashLength), with: hashes)
         fetch.received.insert(first / ProtocolLimits.maxLeavesPerMessage)
         attachment.leavesFetch = fetch
-        let pieces = (attachment.chunkCount + ProtocolLimits.maxLeavesPerMessage - 1)
+        let pieces =
+            (attachment.chunkCount + ProtocolLimits.maxLeavesPerMessage - 1)
             / ProtocolLimits.maxLeavesPerMessage
         guard fetch.received.count == pieces else {
             attachments[id] = attachment
@@ -162,9 +165,14 @@ extension JournalState {
             attachment.strikes[peer, default: 0] += 1
             attachment.refusedBy[index, default: []].insert(peer)
             if wasTrusted, !attachment.isTrusted(peer) {
-                // F10: avoided for this attachment from now on; its holdings no longer count.
+                // F10: avoided for this attachment from now on; its holdings no longer count and its outstanding
+                // requests go to other holders at once.
                 if let bitmap = attachment.holders[peer] {
                     for held in bitmap.indices { attachment.availability[held] -= 1 }
+                }
+                for (other, request) in attachment.requests where request.peer == peer {
+                    attachment.requests[other] = nil
+                    release(peer)
                 }
             }
             attachments[id] = attachment

@@ -137,7 +137,9 @@ extension JournalState {
         let id = attachment.manifest.id
         let count = attachment.chunkCount
         for first in stride(from: 0, to: count, by: ProtocolLimits.maxLeavesPerMessage) {
-            send(.leavesRequest(id, first: first, count: min(ProtocolLimits.maxLeavesPerMessage, count - first)), to: peer)
+            send(
+                .leavesRequest(id, first: first, count: min(ProtocolLimits.maxLeavesPerMessage, count - first)),
+                to: peer)
         }
         attachment.leavesFetch = JournalAttachment.LeavesFetch(
             peer: peer, deadline: now + ProtocolLimits.leavesRequestTimeout,
