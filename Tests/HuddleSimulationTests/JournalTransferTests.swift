@@ -93,11 +93,13 @@ struct JournalTransferTests {
         }
     }
 
-    /// T1: the full-size transfer to 4 receivers under 2 % loss. 100 MiB with HUDDLE_SLOW_TESTS=1, 16 MiB otherwise.
+    /// T1: the full-size transfer (100 MiB) to 4 receivers under 2 % loss. It takes about 7 s of wall time in a
+    /// release build (85 s simulated), so it runs by default; HUDDLE_SLOW_TESTS=0 runs a 16 MiB variant instead
+    /// (for debug builds, where it is about 20 times slower).
     @Test("T1: a large attachment reaches 4 receivers under 2 % loss, from every holder")
     func bulkUnderLoss() throws {
-        let slow = getenv("HUDDLE_SLOW_TESTS").map { String(cString: $0) == "1" } ?? false
-        let size = slow ? Int(ProtocolLimits.maxAttachmentSize) : 16 * 1024 * 1024
+        let quick = getenv("HUDDLE_SLOW_TESTS").map { String(cString: $0) == "0" } ?? false
+        let size = quick ? 16 * 1024 * 1024 : Int(ProtocolLimits.maxAttachmentSize)
         let link = LinkConditions(latency: .milliseconds(10), lossRate: 0.02)
         var (net, session, _) = try Self.mesh(count: 5, seed: 31, link: link)
         let data = Self.content(size, seed: 5)
