@@ -23,16 +23,26 @@ public struct TestSession {
 
     /// The nodes, each with an endpoint that knows no peers.
     public func nodes(configuration: ConnectionConfiguration = ConnectionConfiguration()) -> [SessionNode] {
-        identities.enumerated().map { index, identity in
-            var endpointConfiguration = EndpointConfiguration(
-                identity: identity, prologue: TestMesh.prologue,
-                wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
-            endpointConfiguration.connection = configuration
-            return SessionNode(
-                endpoint: Endpoint(
-                    configuration: endpointConfiguration,
-                    generator: ChaChaRandomGenerator(seed: seed &* 131 &+ UInt64(index))))
-        }
+        identities.indices.map { SessionNode(endpoint: endpoint($0, configuration: configuration)) }
+    }
+
+    /// Nodes with a journal, each with an endpoint that knows no peers and an empty chunk store.
+    public func journalNodes(configuration: ConnectionConfiguration = ConnectionConfiguration()) -> [JournalNode] {
+        identities.indices.map { JournalNode(endpoint: endpoint($0, configuration: configuration)) }
+    }
+
+    /// A fresh endpoint for node `index` (a restarted node gets one too: same identity, new state). `incarnation`
+    /// varies the random stream so a restarted endpoint does not repeat its predecessor's ephemeral keys.
+    public func endpoint(
+        _ index: Int, configuration: ConnectionConfiguration = ConnectionConfiguration(), incarnation: UInt64 = 0
+    ) -> Endpoint {
+        var endpointConfiguration = EndpointConfiguration(
+            identity: identities[index], prologue: TestMesh.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
+        endpointConfiguration.connection = configuration
+        return Endpoint(
+            configuration: endpointConfiguration,
+            generator: ChaChaRandomGenerator(seed: seed &* 131 &+ UInt64(index) &+ incarnation &* 0x9E37_79B9))
     }
 
     /// The member record of node `index`, reachable at `address`.

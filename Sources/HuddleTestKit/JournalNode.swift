@@ -1,0 +1,150 @@
+import HuddleCrypto
+@_spi(Testing) import HuddleProtocol
+import HuddleWire
+
+/// A session member with a journal inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``
+/// and a ``JournalCore`` over an ``InMemoryChunkStore``. Records session and journal events with their times so
+/// tests can check transfers, progress and message latency.
+public struct JournalNode: SimulatedNode {
+    /// The protocol core.
+    public var endpoint: Endpoint
+    /// The session layer, absent until the node starts or joins a session.
+    public var core: SessionCore?
+    /// The journal.
+    public var journal: JournalCore<InMemoryChunkStore>
+    /// Session events (journal messages excluded), with the time they happened.
+    public private(set) var events: [(time: Instant, event: SessionEvent)] = []
+    /// Journal events, with the time they happened (progress events are counted, not kept).
+    public private(set) var journalEvents: [(time: Instant, event: JournalEvent)] = []
+    /// Progress events seen.
+    public private(set) var progressEvents = 0
+    /// The latest time the node saw.
+    public private(set) var now = Instant.zero
+
+    /// A node around `endpoint` whose journal keeps chunks in `store` (a restarted node passes its old store).
+    public init(endpoint: Endpoint, store: InMemoryChunkStore = InMemoryChunkStore()) {
+        self.endpoint = endpoint
+        journal = JournalCore(local: endpoint.staticKey, store: store)
+    }
+
+    /// Starts (or joins) the session `membership` describes.
+    public mutating func start(_ membership: SessionMembership, now: Instant) {
+        var core = SessionCore(membership: membership)
+        core.flush(&endpoint, now: now)
+        self.core = core
+        drain(now: now)
+    }
+
+    /// Runs a local membership operation.
+    public mutating func update(now: Instant, _ body: (inout SessionMembership) -> Void) {
+        guard var core else { return }
+        core.update(&endpoint, now: now, body)
+        self.core = core
+        drain(now: now)
+    }
+
+    /// Authors an attachment: stores `data`, computes its leaves, signs the manifest with `signingKey` and adds it.
+    @discardableResult
+    public mutating func share(
+        _ data: [UInt8], id: AttachmentID, metadata: [UInt8] = [], signingKey: Ed25519PrivateKey, now: Instant
+    ) throws -> AttachmentManifest {
+        var hasher = MerkleLeafHasher()
+        hasher.update(data)
+        let (leaves, root) = hasher.finalize()
+        let manifest = try AttachmentManifest(
+            id: id, size: UInt64(data.count), root: root, metadata: metadata, signingKey: signingKey)
+        journal.store.put(id, data: data)
+        try journal.update(&endpoint, now: now) { try $0.add(manifest, leaves: leaves, now: now) }
+        drain(now: now)
+        return manifest
+    }
+
+    /// Removes an attachment for everyone.
+    public mutating func removeAttachment(_ id: AttachmentID, now: Instant) throws {
+        try journal.update(&endpoint, now: now) { try $0.remove(id, now: now) }
+        drain(now: now)
+    }
+
+    /// Makes this node serve corrupted chunks (one bit flipped in each), to test that receivers avoid it.
+    public mutating func serveCorruptedChunks() {
+        journal.chunkTamper = { bytes in
+            var tampered = bytes
+            tampered[tampered.count - 1] ^= 0x80
+            return tampered
+        }
+    }
+
+    /// Sends an application message to the member with static key `peer`.
+    @discardableResult
+    public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
+        guard let id = endpoint.connectionID(for: peer) else { return false }
+        return (try? endpoint.send(bytes, on: channel, to: id)) != nil
+    }
+
+    public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
+        endpoint.handle(datagram: datagram, from: source, now: now)
+        drain(now: now)
+    }
+
+    public mutating func handleTimeout(now: Instant) {
+        endpoint.handleTimeout(now: now)
+        if let deadline = journal.nextDeadline, deadline <= now {
+            journal.handleTimeout(endpoint: &endpoint, now: now)
+        }
+        drain(now: now)
+    }
+
+    public mutating func pollTransmit(now: Instant) -> SimulatedTransmit? {
+        guard let (destination, datagram) = endpoint.pollTransmit(now: now) else { return nil }
+        return SimulatedTransmit(destination: destination, datagram: datagram)
+    }
+
+    public var nextDeadline: Instant? {
+        switch (endpoint.nextDeadline, journal.nextDeadline) {
+        case (let a?, let b?): min(a, b)
+        case (let a?, nil): a
+        case (nil, let b): b
+        }
+    }
+
+    private mutating func drain(now: Instant) {
+        self.now = now
+        while true {
+            if let event = endpoint.pollEvent() {
+                guard var core else { continue }
+                core.handle(event, endpoint: &endpoint, now: now)
+                self.core = core
+            } else if var core, let event = core.pollEvent() {
+                self.core = core
+                if let passed = journal.handle(event, endpoint: &endpoint, now: now) { events.append((now, passed)) }
+            } else {
+                break
+            }
+        }
+        while let event = journal.pollEvent() {
+            if case .progress = event {
+                progressEvents += 1
+            } else {
+                journalEvents.append((now, event))
+            }
+        }
+    }
+
+    /// The static keys of the members this node sees as active (itself included), sorted.
+    public var activeKeys: [X25519PublicKey] {
+        (core?.membership.activeMembers ?? []).map(\.staticKey).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    }
+
+    /// Application messages received, with their arrival time.
+    public var messages: [(time: Instant, sender: X25519PublicKey, bytes: [UInt8])] {
+        events.compactMap { entry in
+            if case .message(let from, _, let bytes) = entry.event { return (entry.time, from.staticKey, bytes) }
+            return nil
+        }
+    }
+
+    /// When `id` completed on this node, if it did.
+    public func completion(of id: AttachmentID) -> Instant? {
+        journalEvents.first { entry in entry.event == .completed(id) }?.time
+    }
+}
