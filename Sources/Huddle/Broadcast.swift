@@ -4,77 +4,73 @@ import NIOConcurrencyHelpers
 /// current value and then yields every change. Observers that fall behind see only the newest value (these are state
 /// snapshots, so only the latest matters), which keeps memory bounded.
 final class Broadcast<Value: Sendable>: Sendable {
-    private struct State {
-        var value: Value
-        var observers: [Int: AsyncStream<Value>.Continuation] = [:]
-        var nextID = 0
-        var finished = false
-    }
-
-    private let state: NIOLockedValueBox<State>
+    private let observers: ObserverList<Value>
 
     init(_ value: Value) {
-        state = NIOLockedValueBox(State(value: value))
+        observers = ObserverList(bufferLimit: 1, latest: value)
     }
 
-    var value: Value { state.withLockedValue { $0.value } }
+    /// The current value.
+    var value: Value { observers.latest! }
 
-    func update(_ value: Value) {
-        let observers = state.withLockedValue { state in
-            state.value = value
-            return Array(state.observers.values)
-        }
-        for observer in observers { observer.yield(value) }
-    }
+    /// Sets the value and yields it to every observer.
+    func update(_ value: Value) { observers.publish(value) }
 
     /// Ends every stream (after their latest value).
-    func finish() {
-        let observers = state.withLockedValue { state in
-            state.finished = true
-            defer { state.observers.removeAll() }
-            return Array(state.observers.values)
-        }
-        for observer in observers { observer.finish() }
-    }
+    func finish() { observers.finish() }
 
-    func stream() -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let (current, finished, id) = state.withLockedValue { state in
-            let id = state.nextID
-            state.nextID += 1
-            if !state.finished { state.observers[id] = continuation }
-            return (state.value, state.finished, id)
-        }
-        continuation.yield(current)
-        if finished {
-            continuation.finish()
-        } else {
-            continuation.onTermination = { [weak self] _ in
-                self?.state.withLockedValue { _ = $0.observers.removeValue(forKey: id) }
-            }
-        }
-        return stream
-    }
+    /// The current value, then every change.
+    func stream() -> AsyncStream<Value> { observers.subscribe() }
 }
 
 /// Events for any number of observers, each with its own buffer of at most `bufferLimit` events (an observer that
 /// falls further behind loses the oldest; the current state is always available separately).
 final class EventFanOut<Event: Sendable>: Sendable {
-    private struct State {
-        var observers: [Int: AsyncStream<Event>.Continuation] = [:]
-        var nextID = 0
-        var finished = false
-    }
-
-    private let state = NIOLockedValueBox(State())
-    let bufferLimit: Int
+    private let observers: ObserverList<Event>
 
     init(bufferLimit: Int) {
-        self.bufferLimit = bufferLimit
+        observers = ObserverList(bufferLimit: bufferLimit, latest: nil)
     }
 
-    func yield(_ event: Event) {
-        for observer in state.withLockedValue({ Array($0.observers.values) }) { observer.yield(event) }
+    /// Yields `event` to every observer.
+    func yield(_ event: Event) { observers.publish(event) }
+
+    /// Ends every stream.
+    func finish() { observers.finish() }
+
+    /// Every event from now on.
+    func stream() -> AsyncStream<Event> { observers.subscribe() }
+}
+
+/// The observer bookkeeping both share: registration, publication and finishing under one lock, so an observer
+/// that subscribes while a value is published gets either the old value followed by the new one, or the new one.
+private final class ObserverList<Element: Sendable>: Sendable {
+    private struct State {
+        var observers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var nextID = 0
+        var finished = false
+        /// The retained latest element (snapshot streams only).
+        var latest: Element?
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let bufferLimit: Int
+    private let retainsLatest: Bool
+
+    init(bufferLimit: Int, latest: Element?) {
+        self.bufferLimit = bufferLimit
+        self.retainsLatest = latest != nil
+        state = NIOLockedValueBox(State(latest: latest))
+    }
+
+    var latest: Element? { state.withLockedValue { $0.latest } }
+
+    func publish(_ element: Element) {
+        let observers = state.withLockedValue { state in
+            if retainsLatest { state.latest = element }
+            return Array(state.observers.values)
+        }
+        for observer in observers { observer.yield(element) }
     }
 
     func finish() {
@@ -86,14 +82,15 @@ final class EventFanOut<Event: Sendable>: Sendable {
         for observer in observers { observer.finish() }
     }
 
-    func stream() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
-        let (id, finished) = state.withLockedValue { state in
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
+        let (current, finished, id) = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1
             if !state.finished { state.observers[id] = continuation }
-            return (id, state.finished)
+            return (state.latest, state.finished, id)
         }
+        if let current { continuation.yield(current) }
         if finished {
             continuation.finish()
         } else {

@@ -8,8 +8,8 @@ import HuddleWire
 public struct SessionCore: Sendable {
     /// The membership state.
     public private(set) var membership: SessionMembership
-    /// Application messages dropped because their sender is not an active member (a joiner before its WELCOME, or a
-    /// member that already left).
+    /// Application messages dropped because their sender is not an active member (a joiner before its WELCOME, a
+    /// member that already left, or a connection this core never saw complete its handshake).
     public private(set) var nonMemberMessagesDropped = 0
     /// Membership messages refused (their connection was closed with a protocol violation).
     public private(set) var membershipViolations = 0
@@ -35,7 +35,10 @@ public struct SessionCore: Sendable {
             let address = endpoint.connection(id)?.address ?? NetworkAddress(ipv4: 0, 0, 0, 0, port: 0)
             membership.peerConnected(peer, address: address)
         case .message(let id, let channel, let bytes):
-            guard let peer = peers[id] else { break }
+            guard let peer = peers[id] else {
+                nonMemberMessagesDropped += 1
+                break
+            }
             if channel == MembershipMessage.channel {
                 do {
                     try membership.receive(bytes, from: peer, admission: endpoint.admission(of: peer))
@@ -49,7 +52,10 @@ public struct SessionCore: Sendable {
                 nonMemberMessagesDropped += 1
             }
         case .datagram(let id, let channel, let bytes):
-            guard let peer = peers[id] else { break }
+            guard let peer = peers[id] else {
+                nonMemberMessagesDropped += 1
+                break
+            }
             if membership.isActiveMember(peer), let member = membership.member(peer) {
                 events.append(.datagram(from: member, channel: channel, bytes: bytes))
             } else {
