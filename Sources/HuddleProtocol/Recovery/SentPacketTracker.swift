@@ -409,17 +409,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
 
     /// The index of the first tracked slot whose packet number is at least `packetNumber` (`slots.count` if none).
     private func firstSlotIndex(atLeast packetNumber: UInt64) -> Int {
-        var low = head
-        var high = slots.count
-        while low < high {
-            let middle = low + (high - low) / 2
-            if slots[middle].packetNumber < packetNumber {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
+        lowerBound(in: head..<slots.count) { slots[$0].packetNumber < packetNumber }
     }
 
     /// Drops resolved slots at the front; shrinks the storage once they are the larger part of it.

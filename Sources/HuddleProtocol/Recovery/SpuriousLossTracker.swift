@@ -209,16 +209,6 @@ struct SpuriousLossTracker: Sendable {
 
     /// The logical position of the first record whose number is at least `packetNumber` (`ring.count` if none).
     private func firstIndex(atLeast packetNumber: UInt64) -> Int {
-        var low = 0
-        var high = ring.count
-        while low < high {
-            let middle = low + (high - low) / 2
-            if self[middle].packetNumber < packetNumber {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
+        lowerBound(in: 0..<ring.count) { self[$0].packetNumber < packetNumber }
     }
 }
