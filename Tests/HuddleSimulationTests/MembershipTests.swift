@@ -147,6 +147,41 @@ struct MembershipTests {
         #expect(net.now - crashedAt >= .seconds(10), "not before the idle timeout could have fired")
     }
 
+    @Test("A member that crashes and restarts under its identity rejoins with a new ticket, at once")
+    func crashedMemberRejoins() throws {
+        var (net, session, _) = try Self.mesh(count: 4, seed: 19)
+        #expect(
+            try net.run(
+                until: { net in (0..<4).allSatisfy { net.node($0)!.activeKeys.count == 4 } }, timeout: .seconds(10)))
+        net.crash(3)
+        try net.run(for: .seconds(2))
+        // Restarted: same identity, no session state, a wall clock that moved on (timestamps must keep increasing).
+        var configuration = EndpointConfiguration(
+            identity: session.identities[3], prologue: TestMesh.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_100, nanoseconds: 0))
+        configuration.connection = ConnectionConfiguration()
+        let restarted = SessionNode(
+            endpoint: Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 0x5E57A27)))
+        try net.restart(3, with: restarted)
+        let grant = session.invitation()
+        let inviteAt = net.now
+        let hints = try net.withNode(1) { node -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] in
+            node.update(now: inviteAt) { $0.openInvitation(grant) }
+            return node.core!.membership.ticketHints(limit: 8)
+        }
+        try net.run(for: .milliseconds(100))
+        let joining = session.joining(3, address: net.address(of: 3), grant: grant, hints: hints)
+        let rejoinAt = net.now
+        try net.withNode(3) { $0.start(joining, now: rejoinAt) }
+        let everyone = Self.allKeys(session, 0..<4)
+        #expect(
+            try net.run(
+                until: { net in (0..<4).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(10)),
+            "\((0..<4).map { net.node($0)!.activeKeys.count })")
+        #expect(net.now - rejoinAt < .seconds(2), "rejoined after \(net.now - rejoinAt)")
+        for index in 0..<4 { #expect(net.node(index)!.core?.membershipViolations == 0, "node \(index)") }
+    }
+
     @Test("Concurrent activity changes converge on the same value everywhere", arguments: 1...5)
     func activityConverges(seed: UInt64) throws {
         var (net, _, _) = try Self.mesh(

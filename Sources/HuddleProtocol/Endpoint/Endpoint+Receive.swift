@@ -84,9 +84,16 @@ extension Endpoint {
             statistics.handshakeFailures += 1
             return
         }
-        // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission.
-        if peers[received.initiatorStatic] == nil, let admission = admission ?? admissionAuthenticating(bytes) {
+        // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission. A known
+        // key under an admission is a member that restarted and lost its session state (the handshake proves the
+        // key): it is admitted again, and its old connection cannot be continued (message sequences start over).
+        let known = peers[received.initiatorStatic]
+        var readmitted = false
+        if known?.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) != true,
+            let admission = admission ?? admissionAuthenticating(bytes)
+        {
             guard admit(received.initiatorStatic, under: admission) else { return }
+            readmitted = known != nil
         }
         guard let peer = peers[received.initiatorStatic],
             peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
@@ -106,6 +113,9 @@ extension Endpoint {
         }
         // A closing or draining connection cannot carry new keys: a peer that comes back within the drain period (a
         // member that left and rejoins at once) gets a fresh connection; the old one drains on its own.
+        if readmitted, let old = liveConnection(to: received.initiatorStatic) {
+            close(old, code: .noError, reason: "peer restarted", now: now)
+        }
         let id =
             liveConnection(to: received.initiatorStatic)
             ?? makeConnection(peer: received.initiatorStatic, address: source, now: now)

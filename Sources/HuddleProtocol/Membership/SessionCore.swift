@@ -33,7 +33,7 @@ public struct SessionCore: Sendable {
         case .connected(let id, let peer):
             peers[id] = peer
             let address = endpoint.connection(id)?.address ?? NetworkAddress(ipv4: 0, 0, 0, 0, port: 0)
-            membership.peerConnected(peer, address: address)
+            membership.peerConnected(peer, address: address, admitted: endpoint.admission(of: peer) != nil)
         case .message(let id, let channel, let bytes):
             guard let peer = peers[id] else {
                 nonMemberMessagesDropped += 1

@@ -133,14 +133,18 @@ public struct SessionMembership: Sendable {
     // MARK: - Connection events
 
     /// A connection to `key` completed its handshake; `address` is where its packets come from.
-    public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress) {
+    ///
+    /// `admitted` says the peer came in under an invitation: it is (re)joining and is treated as a joiner until its
+    /// request, even if the roster knows its key (a member that restarted).
+    public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress, admitted: Bool = false) {
         connected.insert(key)
         observedAddresses[key] = address
         switch phase {
         case .joining:
             if sponsor == nil, hints.contains(key) { requestJoin(from: key) }
         case .member:
-            guard let entry = entries[key], entry.present else { return }  // a joiner: wait for its request
+            // A joiner: wait for its request.
+            guard !admitted, let entry = entries[key], entry.present else { return }
             actions.append(.participantJoined(entry.record))
             // Gossip the roster so an announcement the peer missed while disconnected still reaches it.
             for other in roster where other.staticKey != key {
@@ -199,6 +203,11 @@ public struct SessionMembership: Sendable {
         _ bytes: [UInt8], from key: X25519PublicKey, admission: AdmissionID?
     ) throws(MembershipError) {
         let message = try MembershipMessage(decoding: bytes)
+        // While joining, only the WELCOME matters: members that still know this key from before a restart may
+        // already send it roster and activity, which the WELCOME carries anyway.
+        if phase == .joining {
+            guard case .welcome = message else { return }
+        }
         switch message {
         case .joinRequest(let session, let invitation, let member):
             try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
