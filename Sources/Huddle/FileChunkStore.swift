@@ -1,0 +1,524 @@
+import Foundation
+import HuddleProtocol
+
+#if canImport(Glibc)
+    import Glibc
+
+    private let systemRead = Glibc.read
+    private let systemWrite = Glibc.write
+#elseif canImport(Musl)
+    import Musl
+
+    private let systemRead = Musl.read
+    private let systemWrite = Musl.write
+#elseif canImport(Darwin)
+    import Darwin
+
+    private let systemRead = Darwin.read
+    private let systemWrite = Darwin.write
+#endif
+
+/// A ``JournalChunkStore`` on disk: one directory (mode 0700) holding two files (mode 0600) per attachment, named by
+/// the attachment's 32 lowercase hex digits:
+///
+/// - `<hex>.data`: the attachment's bytes, chunk `i` at offset `i * MerkleTree.chunkSize`. Chunks land wherever
+///   they belong as they arrive, in any order, so a complete attachment's data file is the attachment itself, byte
+///   for byte, and can be copied out or loaded without reassembly.
+/// - `<hex>.index`: the chunk indices written so far, appended as little-endian `UInt32` records. An index is
+///   appended only after its chunk's bytes are written, so a listed chunk at worst holds torn bytes. A partial
+///   record left by a crash is ignored when reading and cut off before the next append.
+///
+/// Nothing is synced and nothing needs to be: ``JournalCore`` re-verifies every stored chunk against its leaf hash
+/// when it scans the store, so a chunk torn or damaged by a crash is simply fetched again. Files are opened per call,
+/// which keeps the store a plain value (`Sendable`, no descriptors to leak) at the cost of one `open` per chunk.
+struct FileChunkStore: JournalChunkStore, Sendable {
+    /// How much an import, copy or index scan moves per system call: large enough that system calls cost nothing
+    /// next to the hashing, small enough that a 100 MiB attachment never sits in memory whole.
+    static let pieceSize = 1 << 20
+    /// The length of one index record: a little-endian `UInt32` chunk index.
+    static let recordSize = 4
+    /// The largest attachment the index format can describe: `2^32` chunks.
+    static let maxAttachmentSize = (UInt64(UInt32.max) + 1) * UInt64(MerkleTree.chunkSize)
+
+    /// The directory holding every attachment's files.
+    let directory: URL
+    /// `directory` as a path for the system calls.
+    private let directoryPath: String
+
+    /// A store over `directory`, creating it and its missing parents with mode 0700 (attachments are private to the
+    /// session's members). Files already in the directory are kept, so a restarted node resumes its downloads.
+    init(directory: URL) throws(FileChunkStoreError) {
+        self.directory = directory
+        self.directoryPath = directory.path
+        try Self.createDirectory(directoryPath)
+    }
+
+    // MARK: - JournalChunkStore
+
+    /// Stores chunk `index` of `id` at its place in the data file, then appends `index` to the index file. A chunk
+    /// written twice is recorded twice; ``storedIndices(_:)`` reports it once. Throws
+    /// ``FileChunkStoreError/diskFull(path:)`` when the file system or quota is full, so the failure can be shown as
+    /// something a person can fix.
+    func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws(FileChunkStoreError) {
+        let paths = self.paths(id)
+        // A longer chunk would overwrite the next one; an index beyond UInt32 cannot be recorded.
+        guard index >= 0, index <= Int(UInt32.max), bytes.count <= MerkleTree.chunkSize else {
+            throw .io(operation: "write chunk \(index) (\(bytes.count) bytes) to", path: paths.data, errno: EINVAL)
+        }
+        try Self.withWritableFile(paths.data, flags: 0) { descriptor throws(FileChunkStoreError) in
+            let offset = Int64(index) * Int64(MerkleTree.chunkSize)
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(FileChunkStoreError) in
+                    try Self.writeAll(descriptor, raw, at: offset, path: paths.data)
+                }
+            }.get()
+        }
+        let record = Self.records(UInt32(index)..<(UInt32(index) + 1))
+        try Self.withWritableFile(paths.index, flags: O_APPEND) { descriptor throws(FileChunkStoreError) in
+            // A crash mid-append can leave a partial record; appending after it would misalign every later record,
+            // so it is cut off first (its chunk is simply not listed, and fetched again).
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { throw Self.writeFailure("write", paths.index, errno) }
+            let torn = status.st_size % off_t(Self.recordSize)
+            if torn != 0, ftruncate(descriptor, status.st_size - torn) != 0 {
+                throw Self.writeFailure("write", paths.index, errno)
+            }
+            try Self.appendAll(descriptor, record, path: paths.index)
+        }
+    }
+
+    /// The stored bytes of chunk `index` of `id`: 65,536 bytes, fewer for the data file's last chunk; `nil` when the
+    /// index was never recorded or the data file is missing or too short to hold it.
+    func read(_ id: AttachmentID, index: Int) -> [UInt8]? {
+        guard index >= 0, index <= Int(UInt32.max) else { return nil }
+        let paths = self.paths(id)
+        // A chunk whose bytes were written but whose index record was not is unknown, exactly as storedIndices says.
+        var listed = false
+        Self.forEachIndexRecord(paths.index) { record in
+            listed = record == UInt32(index)
+            return !listed
+        }
+        guard listed else { return nil }
+        let descriptor = Self.openFile(paths.data, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        let offset = Int64(index) * Int64(MerkleTree.chunkSize)
+        let fileSize = Int64(status.st_size)
+        guard offset < fileSize else { return nil }
+        let length = Int(min(Int64(MerkleTree.chunkSize), fileSize - offset))
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            let read = try? Self.readFully(
+                descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: paths.data)
+            complete = read == length
+            count = complete ? length : 0
+        }
+        return complete ? bytes : nil
+    }
+
+    /// The chunk indices recorded for `id`, ascending, each once. A torn trailing record (a crash mid-append) is
+    /// ignored, and so is any index whose chunk would start at or past the end of the data file: its bytes are
+    /// certainly not there.
+    func storedIndices(_ id: AttachmentID) -> [Int] {
+        let paths = self.paths(id)
+        var status = stat()
+        guard stat(paths.data, &status) == 0 else { return [] }
+        let chunksInFile = MerkleTree.chunkCount(forSize: UInt64(max(0, status.st_size)))
+        var seen = Set<UInt32>()
+        Self.forEachIndexRecord(paths.index) { record in
+            if UInt64(record) < chunksInFile { seen.insert(record) }
+            return true
+        }
+        return seen.map { Int($0) }.sorted()
+    }
+
+    /// Deletes both files of `id`; files that do not exist are not an error.
+    func delete(_ id: AttachmentID) {
+        let paths = self.paths(id)
+        unlink(paths.data)
+        unlink(paths.index)
+    }
+
+    // MARK: - Whole attachments
+
+    /// The data file of `id`: once every chunk is stored, the attachment itself.
+    func dataURL(_ id: AttachmentID) -> URL {
+        directory.appendingPathComponent(Self.fileName(id) + ".data")
+    }
+
+    /// Deletes the directory and everything in it, when the session ends or the node shuts down. Best effort: what
+    /// cannot be deleted stays, and is verified again should a store be opened over it later.
+    func removeDirectory() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stores `bytes` as attachment `id` (what its author does before adding it), hashing in the same pass: the data
+    /// file, then an index listing every chunk. Replaces whatever was stored for `id`; on failure nothing of `id` is
+    /// left.
+    ///
+    /// - Returns: the leaf hashes and root as ``MerkleLeafHasher`` computes them (for zero bytes: no leaves and
+    ///   ``MerkleTree/emptyRoot``), and the size.
+    func importBytes(
+        _ id: AttachmentID, _ bytes: UnsafeRawBufferPointer
+    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+        guard UInt64(bytes.count) <= Self.maxAttachmentSize else {
+            throw .tooLarge(size: UInt64(bytes.count), limit: Self.maxAttachmentSize)
+        }
+        let dataPath = paths(id).data
+        return try importAttachment(id) { descriptor, hasher throws(FileChunkStoreError) in
+            var offset = 0
+            while offset < bytes.count {
+                let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + Self.pieceSize, bytes.count)])
+                hasher.update(piece)
+                try Self.writeAll(descriptor, piece, at: Int64(offset), path: dataPath)
+                offset += piece.count
+            }
+        }
+    }
+
+    /// Stores the regular file at `file` as attachment `id`, like ``importBytes(_:_:)`` but reading the source in
+    /// 1 MiB pieces, so memory stays flat whatever its size.
+    ///
+    /// A source larger than `limit` is refused before anything is written; one that grows past `limit` while it is
+    /// read is refused too, so the result never exceeds what the caller allowed. A source that cannot be opened or
+    /// read, or is not a regular file, throws ``FileChunkStoreError/unreadable(path:errno:)``.
+    func importFile(
+        _ id: AttachmentID, from file: URL, limit: UInt64
+    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+        let sourcePath = file.path
+        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. A regular file ignores it.
+        let source = Self.openFile(sourcePath, O_RDONLY | O_NONBLOCK)
+        guard source >= 0 else { throw .unreadable(path: sourcePath, errno: errno) }
+        defer { close(source) }
+        var status = stat()
+        guard fstat(source, &status) == 0 else { throw .unreadable(path: sourcePath, errno: errno) }
+        let type = status.st_mode & S_IFMT
+        guard type == S_IFREG else { throw .unreadable(path: sourcePath, errno: type == S_IFDIR ? EISDIR : EINVAL) }
+        let limit = min(limit, Self.maxAttachmentSize)
+        let size = UInt64(max(0, status.st_size))
+        guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let dataPath = paths(id).data
+        return try importAttachment(id) { descriptor, hasher throws(FileChunkStoreError) in
+            var total: UInt64 = 0
+            while true {
+                let count = systemRead(source, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw .unreadable(path: sourcePath, errno: code)
+                }
+                if count == 0 { return }
+                guard total + UInt64(count) <= limit else { throw .tooLarge(size: total + UInt64(count), limit: limit) }
+                let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                hasher.update(piece)
+                try Self.writeAll(descriptor, piece, at: Int64(total), path: dataPath)
+                total += UInt64(count)
+            }
+        }
+    }
+
+    /// Copies the first `size` bytes of `id`'s data file to `destination` in 1 MiB pieces, so that `destination` is
+    /// either untouched or the complete copy: the bytes go to a new hidden file beside it
+    /// (`.<name>.partial-<random>`), which is synced and then renamed over `destination`. On failure the temporary
+    /// file is removed. Errors writing name `destination`, the file the person asked for.
+    func copyData(_ id: AttachmentID, size: UInt64, to destination: URL) throws(FileChunkStoreError) {
+        let dataPath = paths(id).data
+        let destinationPath = destination.path
+        let folder = destination.deletingLastPathComponent().path
+        let source = Self.openFile(dataPath, O_RDONLY)
+        guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
+        defer { close(source) }
+        try Self.requireLength(source, size, path: dataPath)
+
+        let (descriptor, temporary) = try Self.createTemporaryFile(
+            in: folder, name: destination.lastPathComponent, reportedAs: destinationPath)
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporary) }
+        }
+        do throws(FileChunkStoreError) {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: UInt64 = 0
+            while offset < size {
+                let piece = UnsafeMutableRawBufferPointer(
+                    rebasing: buffer[0..<Int(min(UInt64(Self.pieceSize), size - offset))])
+                let count = try Self.readFully(source, into: piece, at: Int64(offset), path: dataPath)
+                // The data file shrank since its length was checked.
+                guard count == piece.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
+                try Self.writeAll(descriptor, UnsafeRawBufferPointer(piece), at: Int64(offset), path: destinationPath)
+                offset += UInt64(count)
+            }
+            guard fsync(descriptor) == 0 else { throw Self.writeFailure("write", destinationPath, errno) }
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        try Self.closeWritten(descriptor, path: destinationPath)
+        guard rename(temporary, destinationPath) == 0 else {
+            throw .io(operation: "replace", path: destinationPath, errno: errno)
+        }
+        renamed = true
+        Self.syncDirectory(folder)
+    }
+
+    /// The first `size` bytes of `id`'s data file, in memory (for attachments small enough to load whole). The data
+    /// file's length is checked before `size` bytes are allocated, so a wrong size fails instead of allocating it.
+    func readData(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
+        let dataPath = paths(id).data
+        let descriptor = Self.openFile(dataPath, O_RDONLY)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
+        defer { close(descriptor) }
+        try Self.requireLength(descriptor, size, path: dataPath)
+        var failure: FileChunkStoreError?
+        // requireLength bounds size by the file's length, an Int64.
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
+            do throws(FileChunkStoreError) {
+                let read = try Self.readFully(
+                    descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: 0, path: dataPath)
+                // The data file shrank since its length was checked.
+                guard read == buffer.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
+                count = read
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    // MARK: - Helpers
+
+    /// The file name stem of `id`: its 16 bytes as 32 lowercase hex digits.
+    static func fileName(_ id: AttachmentID) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var name: [UInt8] = []
+        name.reserveCapacity(id.bytes.count * 2)
+        for byte in id.bytes {
+            name.append(digits[Int(byte >> 4)])
+            name.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// The paths of `id`'s data and index files.
+    private func paths(_ id: AttachmentID) -> (data: String, index: String) {
+        let stem = directoryPath + "/" + Self.fileName(id)
+        return (stem + ".data", stem + ".index")
+    }
+
+    /// Writes the data file and then the index of attachment `id`, with `fill` writing the bytes into the data file
+    /// and feeding them to the hasher. The index (every chunk, in one write) comes last, so an import cut short never
+    /// lists a chunk; on failure both files are deleted so no half-imported attachment is left to be served.
+    private func importAttachment(
+        _ id: AttachmentID, fill: (Int32, inout MerkleLeafHasher) throws(FileChunkStoreError) -> Void
+    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+        let paths = self.paths(id)
+        do throws(FileChunkStoreError) {
+            var hasher = MerkleLeafHasher()
+            try Self.withWritableFile(paths.data, flags: O_TRUNC) { descriptor throws(FileChunkStoreError) in
+                try fill(descriptor, &hasher)
+            }
+            let size = hasher.byteCount
+            let (leaves, root) = hasher.finalize()
+            let records = Self.records(0..<UInt32(MerkleTree.chunkCount(forSize: size)))
+            try Self.withWritableFile(paths.index, flags: O_TRUNC) { descriptor throws(FileChunkStoreError) in
+                try Self.appendAll(descriptor, records, path: paths.index)
+            }
+            return (leaves, root, size)
+        } catch {
+            delete(id)
+            throw error
+        }
+    }
+
+    /// The index records of `indices`, little-endian.
+    private static func records(_ indices: Range<UInt32>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(indices.count * recordSize)
+        for index in indices {
+            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: index >> shift)) }
+        }
+        return bytes
+    }
+
+    /// Calls `body` with each complete record of the index file at `path`, in file order, until it returns `false`.
+    /// A missing or unreadable index has no records; a trailing partial record (an append cut short) is skipped. The
+    /// file is read in pieces, so even a damaged, huge index costs no more memory than one piece.
+    private static func forEachIndexRecord(_ path: String, _ body: (UInt32) -> Bool) {
+        let descriptor = openFile(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            // A piece is a whole number of records, so only the file's end can split one.
+            guard let count = try? readFully(descriptor, into: buffer, at: offset, path: path), count > 0 else {
+                return
+            }
+            var position = 0
+            while position + recordSize <= count {
+                var record: UInt32 = 0
+                for byte in 0..<recordSize { record |= UInt32(buffer[position + byte]) << (8 * byte) }
+                guard body(record) else { return }
+                position += recordSize
+            }
+            guard count == buffer.count else { return }
+            offset += Int64(count)
+        }
+    }
+
+    /// Opens `path` with `flags` (always close-on-exec; created files get mode 0600), retrying when a signal
+    /// interrupts the call. Returns the descriptor, or -1 with `errno` set.
+    private static func openFile(_ path: String, _ flags: Int32) -> Int32 {
+        while true {
+            let descriptor = open(path, flags | O_CLOEXEC, 0o600)
+            if descriptor >= 0 || errno != EINTR { return descriptor }
+        }
+    }
+
+    /// Opens (creating if needed) `path` for writing with the extra `flags`, runs `body` on it and closes it, checking
+    /// the close too: some file systems (NFS) report a failed write, such as a full disk, only then.
+    private static func withWritableFile<Value>(
+        _ path: String, flags: Int32, _ body: (Int32) throws(FileChunkStoreError) -> Value
+    ) throws(FileChunkStoreError) -> Value {
+        let descriptor = openFile(path, O_WRONLY | O_CREAT | flags)
+        guard descriptor >= 0 else { throw writeFailure("open", path, errno) }
+        let result: Value
+        do throws(FileChunkStoreError) {
+            result = try body(descriptor)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        try closeWritten(descriptor, path: path)
+        return result
+    }
+
+    /// Closes a descriptor that was written to, reporting a delayed write failure. `EINTR` is not a failure: on Linux
+    /// the descriptor is closed regardless, and retrying could close another thread's new descriptor.
+    private static func closeWritten(_ descriptor: Int32, path: String) throws(FileChunkStoreError) {
+        guard close(descriptor) != 0 else { return }
+        let code = errno
+        if code != EINTR { throw writeFailure("write", path, code) }
+    }
+
+    /// Writes all of `bytes` at `offset`, continuing after short writes and interruptions.
+    private static func writeAll(
+        _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String
+    ) throws(FileChunkStoreError) {
+        var done = 0
+        while done < bytes.count {
+            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw writeFailure("write", path, code)
+            }
+            // A write that moves nothing would loop forever.
+            guard result > 0 else { throw writeFailure("write", path, EIO) }
+            done += result
+        }
+    }
+
+    /// Appends all of `bytes` (the descriptor is `O_APPEND`), continuing after short writes and interruptions.
+    private static func appendAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(FileChunkStoreError) {
+        var done = 0
+        while done < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                systemWrite(descriptor, raw.baseAddress! + done, raw.count - done)
+            }
+            if result < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw writeFailure("write", path, code)
+            }
+            guard result > 0 else { throw writeFailure("write", path, EIO) }
+            done += result
+        }
+    }
+
+    /// Reads from `offset` until `buffer` is full or the file ends, continuing after short reads and interruptions.
+    /// Returns how many bytes were read: fewer than `buffer.count` only at the end of the file.
+    private static func readFully(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
+    ) throws(FileChunkStoreError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw .io(operation: "read", path: path, errno: code)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
+    }
+
+    /// Checks that the open file at `path` holds at least `size` bytes, so a caller can trust `size` before
+    /// allocating or copying that much. A short file is reported as `ENODATA`.
+    private static func requireLength(_ descriptor: Int32, _ size: UInt64, path: String) throws(FileChunkStoreError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
+        guard UInt64(max(0, status.st_size)) >= size else { throw .io(operation: "read", path: path, errno: ENODATA) }
+    }
+
+    /// The error for a failed write to `path`. A full file system or quota is told apart because the person can fix
+    /// it by freeing space.
+    private static func writeFailure(_ operation: String, _ path: String, _ code: Int32) -> FileChunkStoreError {
+        code == ENOSPC || code == EDQUOT ? .diskFull(path: path) : .io(operation: operation, path: path, errno: code)
+    }
+
+    /// Creates `path` and its missing parents with mode 0700. An existing directory is fine; an existing file of
+    /// another kind is reported as `ENOTDIR`.
+    private static func createDirectory(_ path: String) throws(FileChunkStoreError) {
+        var partial = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 {
+                let code = errno
+                guard code == EEXIST else { throw writeFailure("create the directory", partial, code) }
+            }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw .io(operation: "create the directory", path: path, errno: errno) }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw .io(operation: "create the directory", path: path, errno: ENOTDIR)
+        }
+    }
+
+    /// Creates a new hidden file `.<name>.partial-<random>` in `folder` exclusively (never through a symlink, never
+    /// reusing an existing file), trying fresh random suffixes on collisions. Errors name `reportedAs`.
+    private static func createTemporaryFile(
+        in folder: String, name: String, reportedAs: String
+    ) throws(FileChunkStoreError) -> (Int32, String) {
+        var code = EEXIST
+        for _ in 0..<16 {
+            let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
+            let temporary = "\(folder)/.\(name).partial-\(suffix)"
+            let descriptor = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+            if descriptor >= 0 { return (descriptor, temporary) }
+            code = errno
+            guard code == EEXIST else { break }
+        }
+        throw writeFailure("create a file beside", reportedAs, code)
+    }
+
+    /// Makes a rename in `folder` durable. Best effort: if the directory cannot be synced, the copy is still complete
+    /// and only a power cut at the wrong moment could lose it.
+    private static func syncDirectory(_ folder: String) {
+        let descriptor = openFile(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+}

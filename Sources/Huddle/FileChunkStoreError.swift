@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Why the on-disk attachment store could not do something. Each description is a sentence for the person at the
+/// screen: it names the file involved and, where the system gave a reason, the system's wording of it.
+public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file system has no space (or the user's quota is used up) for `path`. Chunks already stored are kept.
+    case diskFull(path: String)
+    /// A file given to share has `size` bytes, more than `limit`. When the file grew while it was read, `size` is how
+    /// much had been read when the limit was passed.
+    case tooLarge(size: UInt64, limit: UInt64)
+    /// The file given to share at `path` cannot be opened or read, or is not a regular file (`errno` is `EISDIR` for a
+    /// directory, `EINVAL` for anything else that is not a regular file).
+    case unreadable(path: String, errno: Int32)
+    /// A system call on the store's own files (or a copy's destination) failed; `operation` is a verb phrase that
+    /// reads naturally before `path` ("write", "create the directory").
+    case io(operation: String, path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .diskFull(let path):
+            "the disk is full writing \(path); free some space and try again (what was already stored is kept)"
+        case .tooLarge(let size, let limit):
+            "the file is too large to share: it has \(size) bytes and the limit is \(limit) bytes"
+        case .unreadable(let path, let code):
+            "cannot read \(path): \(Self.reason(code))"
+        case .io(let operation, let path, let code):
+            "cannot \(operation) \(path): \(Self.reason(code))"
+        }
+    }
+
+    /// The system's wording of `code` ("No such file or directory").
+    static func reason(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
