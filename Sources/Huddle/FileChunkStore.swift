@@ -1,4 +1,5 @@
 import Foundation
+import HuddleCrypto
 import HuddleProtocol
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// written twice is recorded twice; ``storedIndices(_:)`` reports it once. Throws
     /// ``FileChunkStoreError/diskFull(path:)`` when the file system or quota is full, so the failure can be shown as
     /// something a person can fix.
-    func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws(FileChunkStoreError) {
+    func writeChunk(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws(FileChunkStoreError) {
         let paths = self.paths(id)
         // A longer chunk would overwrite the next one; an index beyond UInt32 cannot be recorded.
         guard index >= 0, index <= Int(UInt32.max), bytes.count <= MerkleTree.chunkSize else {
@@ -265,6 +266,28 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         }
         renamed = true
         Self.syncDirectory(folder)
+    }
+
+    /// The BLAKE2b-512 digest of the first `size` bytes of `id`'s data file, read in ``pieceSize`` pieces.
+    func digest(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
+        let dataPath = paths(id).data
+        let source = Self.openFile(dataPath, O_RDONLY)
+        guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
+        defer { close(source) }
+        try Self.requireLength(source, size, path: dataPath)
+        var hasher = try! BLAKE2b(outputLength: 64)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: UInt64 = 0
+        while offset < size {
+            let piece = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[0..<Int(min(UInt64(Self.pieceSize), size - offset))])
+            let count = try Self.readFully(source, into: piece, at: Int64(offset), path: dataPath)
+            guard count == piece.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
+            hasher.update(UnsafeRawBufferPointer(piece))
+            offset += UInt64(count)
+        }
+        return hasher.finalize()
     }
 
     /// The first `size` bytes of `id`'s data file, in memory (for attachments small enough to load whole). The data
@@ -520,5 +543,20 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)
         close(descriptor)
+    }
+}
+
+extension FileChunkStore {
+    /// Stores a verified chunk for the journal core, reporting a full disk as ``JournalStoreError/outOfSpace(_:)`` so
+    /// the application gets ``HuddleError/diskFull(_:)``.
+    func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws {
+        do {
+            try writeChunk(id, index: index, bytes: bytes)
+        } catch .diskFull {
+            throw JournalStoreError.outOfSpace(
+                FileChunkStoreError.diskFull(path: dataURL(id).path).description)
+        } catch {
+            throw JournalStoreError.failed(error.description)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HuddleProtocol
 import HuddleTransport
 
 /// What can go wrong using Huddle's public API. Each case's description says what happened and what to do.
@@ -29,6 +30,20 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case identity(String)
     /// The network layer failed.
     case transport(TransportError)
+    /// An attachment is larger than ``Journal/maxAttachmentSize``; nothing was stored or sent.
+    case attachmentTooLarge(size: UInt64, limit: UInt64)
+    /// An attachment's encoded metadata is larger than ``Journal/maxMetadataSize``.
+    case attachmentMetadataTooLarge(size: Int, limit: Int)
+    /// The attachment was removed from the journal, or the session ended, before it could be used.
+    case attachmentRemoved
+    /// The journal holds as many attachments as it may (``Journal/maxAttachments``); remove one first.
+    case journalFull(limit: Int)
+    /// The disk is full: the detail names the file. Verified data is kept; free space and try again.
+    case diskFull(String)
+    /// A file to share could not be read (missing, not a regular file, no permission).
+    case fileUnreadable(String)
+    /// Storing or reading an attachment failed for another reason, described.
+    case storage(String)
 
     public var description: String {
         switch self {
@@ -50,6 +65,46 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .coding(let detail): "encoding failed: \(detail)"
         case .identity(let detail): "identity: \(detail)"
         case .transport(let error): "network: \(error)"
+        case .attachmentTooLarge(let size, let limit):
+            "the attachment is \(size) bytes; the limit is \(limit) (100 MiB)"
+        case .attachmentMetadataTooLarge(let size, let limit):
+            "the attachment's metadata is \(size) bytes encoded; the limit is \(limit)"
+        case .attachmentRemoved: "the attachment was removed from the journal (or the session ended)"
+        case .journalFull(let limit): "the journal already holds \(limit) attachments; remove one first"
+        case .diskFull(let detail): "the disk is full: \(detail)"
+        case .fileUnreadable(let detail): "cannot read the file: \(detail)"
+        case .storage(let detail): "storage: \(detail)"
+        }
+    }
+}
+
+extension HuddleError {
+    /// The public error for a store failure.
+    init(_ error: FileChunkStoreError) {
+        switch error {
+        case .diskFull: self = .diskFull(error.description)
+        case .tooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
+        case .unreadable: self = .fileUnreadable(error.description)
+        case .io: self = .storage(error.description)
+        }
+    }
+
+    /// The public error for a failure the journal core reports.
+    init(_ error: JournalStoreError) {
+        switch error {
+        case .outOfSpace(let detail): self = .diskFull(detail)
+        case .failed(let detail): self = .storage(detail)
+        }
+    }
+
+    /// The public error for adding or removing an attachment the core refused. (Metadata size is checked before the
+    /// core is asked, so the only limit `add` can exceed is the number of attachments.)
+    init(_ error: JournalError) {
+        switch error {
+        case .attachmentTooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
+        case .limitExceeded(_, let limit): self = .journalFull(limit: limit)
+        case .unknownAttachment: self = .attachmentRemoved
+        default: self = .storage(error.description)
         }
     }
 }

@@ -35,6 +35,11 @@ public final class HuddleNode: Sendable {
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
         public var transport: TransportConfiguration
+        /// Where the node keeps journal attachments, one subdirectory per session (deleted when the node leaves
+        /// the session). `nil` (the default): a new temporary directory, deleted at ``HuddleNode/shutdown()``.
+        /// Give a lasting directory to resume interrupted downloads after a crash: a node that rejoins the same
+        /// session over the same directory fetches only the chunks it has not verified.
+        public var dataDirectory: URL?
 
         /// A configuration; the defaults bind an ephemeral port on 127.0.0.1.
         public init(
@@ -60,13 +65,16 @@ public final class HuddleNode: Sendable {
     let driver: UDPEndpointDriver
     let identity: Identity
     let name: String
+    /// The data directory to delete at shutdown (a temporary one this node created).
+    private let temporaryDataDirectory: URL?
     private let observers = NIOLockedValueBox<[Int: AsyncStream<any Sendable>.Continuation]>([:])
     private let nextObserver = NIOLockedValueBox(0)
 
     private init(
         driver: UDPEndpointDriver, engine: SessionEngine, identity: Identity, name: String,
-        advertisedAddress: NetworkAddress
+        advertisedAddress: NetworkAddress, temporaryDataDirectory: URL?
     ) {
+        self.temporaryDataDirectory = temporaryDataDirectory
         self.driver = driver
         self.engine = engine
         self.identity = identity
@@ -97,12 +105,16 @@ public final class HuddleNode: Sendable {
         let advertised = configuration.advertisedAddress ?? Self.reachable(driver.localAddress)
         let name = String(
             decoding: Array(configuration.name.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
+        let temporary =
+            configuration.dataDirectory == nil
+            ? FileManager.default.temporaryDirectory.appending(path: "huddle-\(UUID().uuidString.lowercased())") : nil
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddress: advertised,
-            logger: configuration.logger)
+            dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger)
         await engine.start()
         return HuddleNode(
-            driver: driver, engine: engine, identity: configuration.identity, name: name, advertisedAddress: advertised)
+            driver: driver, engine: engine, identity: configuration.identity, name: name, advertisedAddress: advertised,
+            temporaryDataDirectory: temporary)
     }
 
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
@@ -196,6 +208,7 @@ public final class HuddleNode: Sendable {
     public func shutdown() async {
         await engine.shutdown()
         await driver.close()
+        if let temporaryDataDirectory { try? FileManager.default.removeItem(at: temporaryDataDirectory) }
         for observer in observers.withLockedValue({ Array($0.values) }) { observer.finish() }
     }
 }

@@ -20,6 +20,8 @@ final class SessionContext: Sendable {
     let activity: Broadcast<[UInt8]>
     /// Participant changes, in order, for every observer.
     let changes = EventFanOut<ParticipantChange>(bufferLimit: 1024)
+    /// The session's attachments.
+    let journal = JournalContext()
 
     init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
         self.id = id
@@ -44,5 +46,6 @@ final class SessionContext: Sendable {
         participants.finish()
         activity.finish()
         changes.finish()
+        journal.finish()
     }
 }

@@ -63,10 +63,15 @@ public struct PublicIdentity: Hashable, Sendable {
         signingKey.isValidSignature(binding, for: Identity.bindingContext + agreementKey.bytes)
     }
 
-    /// A short, human-comparable fingerprint of the signing key: the first 16 bytes of BLAKE2b-256 over it, as
-    /// eight dash-separated groups of four hex digits.
+    /// A short, human-comparable fingerprint of the signing key (``Ed25519PublicKey/fingerprint``).
+    public var fingerprint: String { signingKey.fingerprint }
+}
+
+extension Ed25519PublicKey {
+    /// A short, human-comparable fingerprint: the first 16 bytes of BLAKE2b-256 over the key, as eight
+    /// dash-separated groups of four hex digits. It identifies a member across sessions.
     public var fingerprint: String {
-        let digest = BLAKE2b.hash(signingKey.bytes, outputLength: 32)
+        let digest = BLAKE2b.hash(bytes, outputLength: 32)
         let hex = digest.prefix(16).map { byte in
             let text = String(byte, radix: 16)
             return byte < 0x10 ? "0" + text : text

@@ -3,9 +3,6 @@ import HuddleProtocol
 /// A ``JournalChunkStore`` in memory, for tests: it survives a simulated crash when the test keeps it, and can be
 /// damaged (a flipped bit) or made to refuse writes (a full disk).
 public struct InMemoryChunkStore: JournalChunkStore, Sendable {
-    /// What a failed write throws.
-    public struct Full: Error {}
-
     /// Chunks by attachment and index.
     public private(set) var chunks: [AttachmentID: [Int: [UInt8]]] = [:]
     /// Writes beyond this many chunks in total fail (a full disk); `nil`: unlimited.
@@ -17,7 +14,7 @@ public struct InMemoryChunkStore: JournalChunkStore, Sendable {
     public init() {}
 
     public mutating func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws {
-        if let capacity, chunks.values.reduce(0, { $0 + $1.count }) >= capacity { throw Full() }
+        if let capacity, chunks.values.reduce(0, { $0 + $1.count }) >= capacity { throw JournalStoreError.outOfSpace("the in-memory store holds \(capacity) chunks") }
         chunks[id, default: [:]][index] = bytes
         writes += 1
     }

@@ -6,8 +6,9 @@ import Huddle
     @preconcurrency import Glibc
 #endif
 
-/// Runs a joined chat session: prints participant changes and messages, and reads commands from standard input
-/// (plain text is a chat message to everyone; `/invite`, `/peers`, `/leave`, `/end`).
+/// Runs a joined chat session: prints participant changes, messages and attachments, and reads commands from
+/// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
+/// `/get ID PATH`, `/rm ID`, `/leave`, `/end`).
 struct ChatRunner {
     let node: HuddleNode
     let session: GroupSession<ChatActivity>
@@ -25,6 +26,7 @@ struct ChatRunner {
     /// Returns the process exit status.
     func run() async -> Int32 {
         let messenger = Messenger(session: session)
+        let attachments = AttachmentShell(journal: Journal(session: session), output: output)
         output.joined(session)
         let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
             group.addTask {
@@ -38,12 +40,16 @@ struct ChatRunner {
                 return nil
             }
             group.addTask {
+                await attachments.follow()
+                return nil
+            }
+            group.addTask {
                 for await state in session.states {
                     if case .invalidated(let reason) = state { return .sessionOver("\(reason)") }
                 }
                 return nil
             }
-            group.addTask { await readCommands(messenger: messenger) }
+            group.addTask { await readCommands(messenger: messenger, attachments: attachments) }
             group.addTask { await Signals.first() == nil ? nil : .leave }
             var outcome: Outcome = .leave
             for await result in group {
@@ -67,10 +73,11 @@ struct ChatRunner {
         return 0
     }
 
-    private func readCommands(messenger: Messenger) async -> Outcome? {
+    private func readCommands(messenger: Messenger, attachments: AttachmentShell) async -> Outcome? {
         for await line in StandardInput.lines() {
             let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { continue }
+            if text.hasPrefix("/"), await attachments.handle(text) { continue }
             switch text {
             case "/leave":
                 return .leave
@@ -92,7 +99,9 @@ struct ChatRunner {
                 await printPeers()
             default:
                 if text.hasPrefix("/") {
-                    output.error(code: "unknown-command", "unknown command \(text); try /invite, /peers, /leave, /end")
+                    output.error(
+                        code: "unknown-command",
+                        "unknown command \(text); try /invite, /peers, /share, /ls, /get, /rm, /leave, /end")
                     continue
                 }
                 do {

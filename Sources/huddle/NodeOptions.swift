@@ -19,6 +19,13 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "Display name other participants see.")
     var name: String = NodeOptions.defaultName
 
+    @Option(
+        help: ArgumentHelp(
+            "Directory for shared attachments (one subdirectory per session, deleted on leaving it).",
+            discussion: "By default a new temporary directory, deleted when the node stops. Keep a directory to "
+                + "resume interrupted downloads after a crash."))
+    var dataDir: String?
+
     @Flag(help: "Print one JSON object per line on standard output instead of text for people.")
     var json = false
 
@@ -68,7 +75,9 @@ struct NodeOptions: ParsableArguments {
         if loaded.created { StandardError.write("created identity \(identity)") }
         var logger = Logger(label: "huddle")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
-        return try await HuddleNode.start(
-            .init(identity: loaded.identity, name: name, host: host, port: port, logger: logger))
+        var configuration = HuddleNode.Configuration(
+            identity: loaded.identity, name: name, host: host, port: port, logger: logger)
+        configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        return try await HuddleNode.start(configuration)
     }
 }

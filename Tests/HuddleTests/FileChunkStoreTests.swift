@@ -81,7 +81,7 @@ struct FileChunkStoreTests {
             #expect(status.st_mode & 0o777 == 0o700)
             let id = AttachmentID(bytes: [0x00, 0x0f, 0xa0, 0xff] + [UInt8](repeating: 0x12, count: 12))!
             #expect(store.dataURL(id).lastPathComponent == "000fa0ff" + String(repeating: "12", count: 12) + ".data")
-            try store.write(id, index: 0, bytes: [1])
+            try store.writeChunk(id, index: 0, bytes: [1])
             var fileStatus = stat()
             #expect(stat(store.dataURL(id).path, &fileStatus) == 0)
             #expect(fileStatus.st_mode & 0o777 == 0o600)
@@ -97,11 +97,11 @@ struct FileChunkStoreTests {
             let second = Self.randomBytes(Self.chunk, seed: 2)
             let last = Self.randomBytes(1000, seed: 3)
             #expect(store.storedIndices(id) == [])
-            try store.write(id, index: 2, bytes: last)
-            try store.write(id, index: 0, bytes: first)
+            try store.writeChunk(id, index: 2, bytes: last)
+            try store.writeChunk(id, index: 0, bytes: first)
             #expect(store.storedIndices(id) == [0, 2])
             #expect(store.read(id, index: 1) == nil)
-            try store.write(id, index: 1, bytes: second)
+            try store.writeChunk(id, index: 1, bytes: second)
             #expect(store.storedIndices(id) == [0, 1, 2])
             #expect(store.read(id, index: 0) == first)
             #expect(store.read(id, index: 1) == second)
@@ -111,7 +111,7 @@ struct FileChunkStoreTests {
             #expect(try contents(store.dataURL(id)) == first + second + last)
 
             let replacement = Self.randomBytes(Self.chunk, seed: 4)
-            try store.write(id, index: 1, bytes: replacement)
+            try store.writeChunk(id, index: 1, bytes: replacement)
             #expect(store.storedIndices(id) == [0, 1, 2])
             #expect(store.read(id, index: 1) == replacement)
             #expect(store.read(id, index: 0) == first)
@@ -127,9 +127,9 @@ struct FileChunkStoreTests {
             let store = try makeStore(in: temporary)
             let id = Self.id(1)
             #expect(throws: FileChunkStoreError.self) {
-                try store.write(id, index: 0, bytes: [UInt8](repeating: 0, count: Self.chunk + 1))
+                try store.writeChunk(id, index: 0, bytes: [UInt8](repeating: 0, count: Self.chunk + 1))
             }
-            #expect(throws: FileChunkStoreError.self) { try store.write(id, index: -1, bytes: [1]) }
+            #expect(throws: FileChunkStoreError.self) { try store.writeChunk(id, index: -1, bytes: [1]) }
             #expect(store.storedIndices(id) == [])
         }
     }
@@ -141,8 +141,8 @@ struct FileChunkStoreTests {
             let id = Self.id(1)
             let chunk0 = Self.randomBytes(Self.chunk, seed: 1)
             let chunk2 = Self.randomBytes(500, seed: 2)
-            try store.write(id, index: 2, bytes: chunk2)
-            try store.write(id, index: 0, bytes: chunk0)
+            try store.writeChunk(id, index: 2, bytes: chunk2)
+            try store.writeChunk(id, index: 0, bytes: chunk0)
             // A crash mid-append left half a record. Read as a record (zero-padded) it would claim chunk 1, which lies
             // inside the data file but was never written.
             let index = store.directory.appendingPathComponent(FileChunkStore.fileName(id) + ".index")
@@ -157,7 +157,7 @@ struct FileChunkStoreTests {
             #expect(store.read(id, index: 2) == chunk2)
             // The next write cuts the partial record off, so its own record and later ones stay aligned.
             let chunk1 = Self.randomBytes(Self.chunk, seed: 3)
-            try store.write(id, index: 1, bytes: chunk1)
+            try store.writeChunk(id, index: 1, bytes: chunk1)
             #expect(try contents(index).count == 12)
             let reopened = try FileChunkStore(directory: store.directory)
             #expect(reopened.storedIndices(id) == [0, 1, 2])
@@ -165,7 +165,7 @@ struct FileChunkStoreTests {
 
             // An index record whose chunk lies past the end of the data file (its bytes never arrived) is not listed.
             let other = Self.id(2)
-            try store.write(other, index: 0, bytes: chunk0)
+            try store.writeChunk(other, index: 0, bytes: chunk0)
             let otherIndex = store.directory.appendingPathComponent(FileChunkStore.fileName(other) + ".index")
             try Data([0, 0, 0, 0, 5, 0, 0, 0]).write(to: otherIndex)
             #expect(store.storedIndices(other) == [0])
@@ -180,8 +180,8 @@ struct FileChunkStoreTests {
             let id = Self.id(7)
             let chunk0 = Self.randomBytes(Self.chunk, seed: 8)
             let chunk3 = Self.randomBytes(Self.chunk, seed: 9)
-            try store.write(id, index: 3, bytes: chunk3)
-            try store.write(id, index: 0, bytes: chunk0)
+            try store.writeChunk(id, index: 3, bytes: chunk3)
+            try store.writeChunk(id, index: 0, bytes: chunk0)
 
             let reopened = try FileChunkStore(directory: store.directory)
             #expect(reopened.storedIndices(id) == [0, 3])
@@ -229,7 +229,7 @@ struct FileChunkStoreTests {
         try withTemporaryDirectory { temporary in
             let store = try makeStore(in: temporary)
             let id = Self.id(5)
-            try store.write(id, index: 4, bytes: Self.randomBytes(Self.chunk, seed: 1))
+            try store.writeChunk(id, index: 4, bytes: Self.randomBytes(Self.chunk, seed: 1))
             let bytes = Self.randomBytes(Self.chunk + 3, seed: 2)
             let result = try bytes.withUnsafeBytes { try store.importBytes(id, $0) }
             try Self.expectImported(store, id, bytes, result)
@@ -329,8 +329,8 @@ struct FileChunkStoreTests {
             let store = try makeStore(in: temporary)
             let id = Self.id(2)
             let kept = Self.id(3)
-            try store.write(id, index: 0, bytes: [1, 2, 3])
-            try store.write(kept, index: 0, bytes: [4])
+            try store.writeChunk(id, index: 0, bytes: [1, 2, 3])
+            try store.writeChunk(kept, index: 0, bytes: [4])
             store.delete(id)
             #expect(!exists(store.dataURL(id)))
             #expect(!exists(store.directory.appendingPathComponent(FileChunkStore.fileName(id) + ".index")))
@@ -361,7 +361,7 @@ struct FileChunkStoreTests {
             while written.count <= 16 {
                 let chunk = Self.randomBytes(Self.chunk, seed: UInt64(written.count))
                 do {
-                    try store.write(id, index: written.count, bytes: chunk)
+                    try store.writeChunk(id, index: written.count, bytes: chunk)
                     written.append(chunk)
                 } catch {
                     failure = error

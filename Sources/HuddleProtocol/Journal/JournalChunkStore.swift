@@ -2,7 +2,8 @@
 /// core never holds a whole attachment; it asks for one chunk at a time through ``JournalAction``s, and
 /// ``JournalCore`` applies them to a store of this shape.
 public protocol JournalChunkStore {
-    /// Stores a verified chunk (overwriting any previous copy). Throws when the store cannot (disk full).
+    /// Stores a verified chunk (overwriting any previous copy). Throws when the store cannot: preferably a
+    /// ``JournalStoreError`` (``JournalStoreError/outOfSpace(_:)`` for a full disk), so the application can tell.
     mutating func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws
     /// Chunk `index` of `id`, or `nil` if it is not stored.
     func read(_ id: AttachmentID, index: Int) -> [UInt8]?

@@ -88,8 +88,10 @@ public struct JournalCore<Store: JournalChunkStore> {
             case .writeChunk(let id, let index, let bytes):
                 do {
                     try store.write(id, index: index, bytes: bytes)
+                } catch let error as JournalStoreError {
+                    state.storeFailed(id, error: error, now: now)
                 } catch {
-                    state.storeFailed(id, reason: "\(error)", now: now)
+                    state.storeFailed(id, error: .failed("\(error)"), now: now)
                 }
             case .readChunk(let id, let index, let peer):
                 state.chunkRead(id, index: index, bytes: store.read(id, index: index), for: peer, now: now)
@@ -107,3 +109,5 @@ public struct JournalCore<Store: JournalChunkStore> {
         }
     }
 }
+
+extension JournalCore: Sendable where Store: Sendable {}

@@ -9,7 +9,7 @@ public enum JournalEvent: Sendable, Equatable {
     /// Every chunk of an attachment is verified and stored.
     case completed(AttachmentID)
     /// A download stopped (the store failed); verified chunks are kept.
-    case failed(AttachmentID, reason: String)
+    case failed(AttachmentID, JournalStoreError)
     /// A download verified nothing for ``ProtocolLimits/downloadStallTimeout`` while others waited: it went to the
     /// back of the queue with its verified chunks kept, and resumes when its turn comes again.
     case paused(AttachmentID)

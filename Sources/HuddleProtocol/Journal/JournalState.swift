@@ -89,6 +89,14 @@ public struct JournalState: Sendable {
     /// The verified chunks of `id` held.
     public func heldChunks(_ id: AttachmentID) -> ChunkBitmap? { attachments[id]?.held }
 
+    /// The nodes known to hold every chunk of `id`: this node (if it does) and each active peer whose HAVE covers
+    /// the whole attachment.
+    public func completeHolders(_ id: AttachmentID) -> Int {
+        guard let attachment = attachments[id] else { return 0 }
+        let peers = attachment.holders.values.filter(\.isFull).count
+        return peers + (attachment.status == .complete ? 1 : 0)
+    }
+
     /// Downloads running (leaf list, scan or chunks).
     public var runningDownloads: [AttachmentID] { running }
 
@@ -255,13 +263,13 @@ public struct JournalState: Sendable {
     }
 
     /// The store failed for `id` (disk full): the download stops, verified chunks are kept.
-    public mutating func storeFailed(_ id: AttachmentID, reason: String, now: Instant) {
+    public mutating func storeFailed(_ id: AttachmentID, error: JournalStoreError, now: Instant) {
         guard var attachment = attachments[id], attachment.status != .failed else { return }
         for (_, request) in attachment.requests { release(request.peer) }
         attachment.requests = [:]
         attachment.status = .failed
         attachments[id] = attachment
-        actions.append(.event(.failed(id, reason: reason)))
+        actions.append(.event(.failed(id, error)))
         if running.contains(id) {
             running.removeAll { $0 == id }
             promote(now: now)

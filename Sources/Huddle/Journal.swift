@@ -1,0 +1,118 @@
+import Foundation
+import HuddleProtocol
+
+/// Attachments shared with a session, like Apple's `GroupSessionJournal`: files or blobs up to 100 MiB that every
+/// member receives, including members who join later, without the author sending them again.
+///
+/// ```swift
+/// let journal = Journal(session: session)
+/// let attachment = try await journal.add(contentsOf: photoURL, metadata: PhotoInfo(caption: "sunset"))
+/// for await attachments in journal.attachments {          // on every member
+///     for attachment in attachments { try await attachment.save(to: folder.appending(path: "\(attachment.id)")) }
+/// }
+/// ```
+///
+/// How it works: the author stores the bytes in its node's data directory, cuts them into 64 KiB chunks, and signs
+/// a manifest (size, Merkle root, metadata). Every member fetches the chunks from every member that holds them,
+/// verifies each against the root before storing it, and serves what it holds to the others. An attachment lives
+/// while any member holding it remains; removing it (any member may) deletes it everywhere. Chunks travel on a bulk
+/// channel below messages, so messages stay responsive during a transfer.
+///
+/// Several `Journal` handles may share a session; they see the same attachments. The node takes part in the
+/// journal whether or not the application creates a handle, so it can serve what it holds to late joiners.
+public final class Journal: Sendable {
+    /// The largest attachment: 100 MiB (104,857,600 bytes).
+    public static let maxAttachmentSize = Int(ProtocolLimits.maxAttachmentSize)
+    /// The largest encoded metadata: 16 KiB.
+    public static let maxMetadataSize = ProtocolLimits.maxAttachmentMetadataBytes
+    /// The most attachments a journal holds at once: 1,024.
+    public static let maxAttachments = ProtocolLimits.maxJournalAttachments
+
+    let engine: SessionEngine
+    let context: SessionContext
+
+    /// The journal of `session`.
+    public init(session: GroupSession<some GroupActivity>) {
+        engine = session.engine
+        context = session.context
+    }
+
+    /// The current attachments first, then the whole list again after every addition or removal (by anyone), in
+    /// the order they were added. Ends when the session is over.
+    public var attachments: AsyncStream<[Attachment]> { context.journal.list.stream() }
+
+    /// The attachments now.
+    public var currentAttachments: [Attachment] { context.journal.list.value }
+
+    /// Adds `data` with Codable `metadata` (stored as JSON). Returns once the bytes are stored and announced, before
+    /// the other members have them; follow their arrival with ``Attachment/progress`` on their side.
+    ///
+    /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
+    ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,
+    ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/diskFull(_:)``, ``HuddleError/coding(_:)``.
+    public func add(_ data: Data, metadata: some Encodable & Sendable) async throws -> Attachment {
+        try await add(data, encodedMetadata: Self.encode(metadata))
+    }
+
+    /// Adds `data` without metadata.
+    public func add(_ data: Data) async throws -> Attachment {
+        try await add(data, encodedMetadata: [])
+    }
+
+    /// Adds the contents of the file at `fileURL` with Codable `metadata`, streaming it into the node's store (the
+    /// file is read once, in pieces, never whole into memory). Later changes to the file do not affect the
+    /// attachment.
+    ///
+    /// - Throws: as ``add(_:metadata:)``, and ``HuddleError/fileUnreadable(_:)``.
+    public func add(contentsOf fileURL: URL, metadata: some Encodable & Sendable) async throws -> Attachment {
+        try await add(contentsOf: fileURL, encodedMetadata: Self.encode(metadata))
+    }
+
+    /// Adds the contents of the file at `fileURL` without metadata.
+    public func add(contentsOf fileURL: URL) async throws -> Attachment {
+        try await add(contentsOf: fileURL, encodedMetadata: [])
+    }
+
+    /// Removes `attachment` for every member: each one deletes its copy, and downloads of it stop.
+    ///
+    /// - Throws: ``HuddleError/attachmentRemoved`` if it is no longer in the journal, ``HuddleError/notJoined``.
+    public func remove(_ attachment: Attachment) async throws {
+        try await engine.removeAttachment(attachment.id.attachmentID)
+    }
+
+    /// How many members hold every byte of `attachment`, this node included, as far as this node knows (holders
+    /// advertise what they verified every 250 ms or 8 chunks).
+    ///
+    /// - Throws: ``HuddleError/notJoined``.
+    public func holders(of attachment: Attachment) async throws -> Int {
+        try await engine.completeHolders(attachment.id.attachmentID)
+    }
+
+    private func add(_ data: Data, encodedMetadata: [UInt8]) async throws -> Attachment {
+        guard data.count <= Self.maxAttachmentSize else {
+            throw HuddleError.attachmentTooLarge(size: UInt64(data.count), limit: UInt64(Self.maxAttachmentSize))
+        }
+        return try await engine.addAttachment(metadata: encodedMetadata) { store, id in
+            try data.withUnsafeBytes { bytes in try store.importBytes(id, bytes) }
+        }
+    }
+
+    private func add(contentsOf fileURL: URL, encodedMetadata: [UInt8]) async throws -> Attachment {
+        try await engine.addAttachment(metadata: encodedMetadata) { store, id in
+            try store.importFile(id, from: fileURL, limit: ProtocolLimits.maxAttachmentSize)
+        }
+    }
+
+    private static func encode(_ metadata: some Encodable) throws -> [UInt8] {
+        let bytes: Data
+        do {
+            bytes = try JSONEncoder().encode(metadata)
+        } catch {
+            throw HuddleError.coding("attachment metadata: \(error)")
+        }
+        guard bytes.count <= maxMetadataSize else {
+            throw HuddleError.attachmentMetadataTooLarge(size: bytes.count, limit: maxMetadataSize)
+        }
+        return Array(bytes)
+    }
+}
