@@ -231,7 +231,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         let dataPath = paths(id).data
         let destinationPath = destination.path
         let folder = destination.deletingLastPathComponent().path
-        let source = Self.openFile(dataPath, O_RDONLY)
+        let source = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
         guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
         defer { close(source) }
         try Self.requireLength(source, size, path: dataPath)
@@ -268,10 +268,16 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         Self.syncDirectory(folder)
     }
 
+    /// The file to read the first `size` bytes of an attachment from: its data file, or for an empty attachment
+    /// `/dev/null`, because a receiver of an empty attachment verifies no chunk and so never writes a data file.
+    private static func readablePath(_ dataPath: String, size: UInt64) -> String {
+        size == 0 ? "/dev/null" : dataPath
+    }
+
     /// The BLAKE2b-512 digest of the first `size` bytes of `id`'s data file, read in ``pieceSize`` pieces.
     func digest(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
         let dataPath = paths(id).data
-        let source = Self.openFile(dataPath, O_RDONLY)
+        let source = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
         guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
         defer { close(source) }
         try Self.requireLength(source, size, path: dataPath)
@@ -294,7 +300,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// file's length is checked before `size` bytes are allocated, so a wrong size fails instead of allocating it.
     func readData(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
         let dataPath = paths(id).data
-        let descriptor = Self.openFile(dataPath, O_RDONLY)
+        let descriptor = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
         guard descriptor >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
         defer { close(descriptor) }
         try Self.requireLength(descriptor, size, path: dataPath)
