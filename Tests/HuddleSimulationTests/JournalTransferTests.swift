@@ -156,6 +156,43 @@ struct JournalTransferTests {
         for index in 1..<4 { #expect(Self.identical(net, id, on: index, data), "node \(index)") }
     }
 
+    /// T7: the others and messages are unaffected, and after a removal frees space a new attachment completes.
+    @Test("T7: a receiver whose store fills up fails that download with outOfSpace and keeps its verified chunks")
+    func storeFull() throws {
+        var (net, session, _) = try Self.mesh(count: 3, seed: 51)
+        try net.withNode(1) { $0.journal.store.capacity = 10 }
+        let data = Self.content(40 * MerkleTree.chunkSize, seed: 8)
+        let id = Self.id(8)
+        try Self.share(data, id: id, on: 0, in: &net, session: session)
+        func failed(_ net: SimulatedNetwork<JournalNode>) -> Bool {
+            net.node(1)!.journalEvents.contains { entry in
+                if case .failed(id, .outOfSpace) = entry.event { return true }
+                return false
+            }
+        }
+        #expect(try net.run(until: { failed($0) && Self.allComplete($0, id, [2]) }, timeout: .seconds(60)))
+        #expect(Self.identical(net, id, on: 2, data), "the other receiver is unaffected")
+        #expect(net.node(1)!.journal.store.chunks[id]?.count == 10, "verified chunks are kept")
+        #expect(!net.node(1)!.journal.state.isComplete(id))
+
+        // Messages still flow to the full node.
+        let sentAt = net.now
+        let key1 = session.staticKey(1)
+        let sent = try net.withNode(0) { node in node.send([7, 7, 7], on: ChannelID(16), to: key1) }
+        #expect(sent)
+        #expect(try net.run(until: { $0.node(1)!.messages.contains { $0.time >= sentAt } }, timeout: .seconds(5)))
+
+        // The author removes it everywhere (node 1's chunks are deleted), then shares something that fits.
+        let now = net.now
+        try net.withNode(0) { try $0.removeAttachment(id, now: now) }
+        #expect(try net.run(until: { $0.node(1)!.journal.store.chunks[id] == nil }, timeout: .seconds(5)))
+        let small = Self.content(3 * MerkleTree.chunkSize + 5, seed: 9)
+        let next = Self.id(9)
+        try Self.share(small, id: next, on: 0, in: &net, session: session)
+        #expect(try net.run(until: { Self.allComplete($0, next, 1..<3) }, timeout: .seconds(30)))
+        #expect(Self.identical(net, next, on: 1, small))
+    }
+
     @Test("T4/F10: a holder serving corrupted chunks is avoided; receivers complete from honest holders")
     func corruptHolder() throws {
         var (net, session, _) = try Self.mesh(count: 4, seed: 51)

@@ -143,6 +143,43 @@ struct JournalStateTests {
         #expect(harness.nodes[1].runningDownloads.isEmpty)
     }
 
+    @Test("D6: a download that verifies nothing for 120 s while others wait is paused, frees its slot, and resumes")
+    func pausedDownload() throws {
+        var harness = JournalHarness(count: 2)
+        let count = ProtocolLimits.maxConcurrentDownloads + 1
+        let ids = (0..<count).map { JournalFixtures.id(UInt8(150 + $0)) }
+        let contents = (0..<count).map { JournalFixtures.data(2 * 65_536 + $0) }
+        for (id, data) in zip(ids, contents) { try harness.share(data, id: id, on: 0) }
+        harness.silent = [0]
+        harness.connect(0, 1)
+        #expect(harness.nodes[1].runningDownloads == Array(ids.prefix(ProtocolLimits.maxConcurrentDownloads)))
+        #expect(harness.nodes[1].queuedDownloads == [ids.last!])
+
+        harness.advance(to: harness.now + .seconds(119))
+        #expect(!harness.events[1].contains { if case .paused = $0 { true } else { false } })
+        harness.advance(to: harness.now + .seconds(2))
+        let paused = harness.events[1].compactMap { event -> AttachmentID? in
+            if case .paused(let id) = event { return id }
+            return nil
+        }
+        // Each stalled download in turn gives up its slot to the one waiting (which then waits itself, keeping its
+        // verified chunks): the rotation means no download holds a slot forever while another waits.
+        #expect(paused.first == ids[0], "the oldest stalled download gave up its slot first")
+        #expect(harness.nodes[1].runningDownloads.contains(ids.last!), "the waiting one got a slot")
+        #expect(harness.nodes[1].runningDownloads.count == ProtocolLimits.maxConcurrentDownloads)
+        #expect(harness.nodes[1].queuedDownloads.count == 1)
+        #expect(Set(paused).isSubset(of: Set(ids)) && paused.count >= 1)
+
+        // The holder answers again: every download, paused ones included, completes.
+        harness.silent = []
+        for _ in 0..<30 where !ids.allSatisfy({ harness.nodes[1].isComplete($0) }) {
+            harness.advance(to: harness.now + .seconds(10))
+        }
+        for (id, data) in zip(ids, contents) {
+            #expect(JournalFixtures.identical(harness.assembled(id, on: 1), data))
+        }
+    }
+
     @Test("T5/T6: a restarted receiver scans its store, re-fetches only missing and damaged chunks")
     func resumption() throws {
         var harness = JournalHarness(count: 2)
