@@ -6,7 +6,8 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// `huddle demo`: four nodes in this process, on loopback UDP, go through a session's life: one hosts, two join by
-/// ticket, they chat, the host leaves, the others carry on, and a late joiner is caught up on the shared state.
+/// ticket, they chat, the host shares an attachment and leaves, the others carry on, and a late joiner is caught up
+/// on the shared state and receives the attachment from the members who remain.
 struct MeshDemo {
     /// The demo's activity: a shared whiteboard.
     struct Whiteboard: GroupActivity {
@@ -14,6 +15,9 @@ struct MeshDemo {
         var name: String
         var metadata: GroupActivityMetadata { GroupActivityMetadata(title: name, type: .createTogether) }
     }
+
+    /// The size of the attachment the demo shares.
+    static let attachmentSize = 8 * 1024 * 1024
 
     /// The catch-up state a member sends a newcomer.
     struct BoardState: Codable, Sendable {
@@ -114,6 +118,19 @@ struct MeshDemo {
         try await waitUntil("every hello") { inboxes.values.allSatisfy { $0.all.count == 2 } }
         for name in ["ana", "ben", "cy"] { for line in inboxes[name]!.all { log("  \(line)") } }
 
+        // Ana shares a picture through the journal; ben and cy fetch it from her (and from each other).
+        var random = SystemRandomGenerator()
+        let picture = Data(random.bytes(count: Self.attachmentSize))
+        let shareStarted = clock.now
+        let shared = try await Journal(session: anaSession).add(picture, metadata: BoardState(strokes: ["sketch.png"]))
+        let digest = try await shared.digest()
+        log("ana shared sketch.png (\(Self.attachmentSize / 1_048_576) MiB, BLAKE2b \(digest.prefix(16))...)")
+        for session in [benSession, cySession] {
+            let attachment = try await firstAttachment(of: session)
+            guard try await attachment.digest() == digest else { throw CLIError("demo: the attachment differs") }
+        }
+        log("ben and cy verified every chunk against ana's signed Merkle root in \(format(clock.now - shareStarted))")
+
         // Ana leaves; Ben and Cy carry on without her.
         board.append("square by ana")
         let leaveStarted = clock.now
@@ -159,6 +176,18 @@ struct MeshDemo {
         log("dee sees \(deeSession.activeParticipants.map(\.name).sorted())")
         guard caughtUp?.strokes == board else { throw CLIError("demo: dee's catch-up state is wrong") }
 
+        // Ana is gone, but her attachment is not: dee fetches it from ben and cy, who both hold it.
+        let fetchStarted = clock.now
+        let atDee = try await firstAttachment(of: deeSession)
+        let deeDigest = try await atDee.digest()
+        let seconds =
+            Double((clock.now - fetchStarted).components.attoseconds) / 1e18
+            + Double((clock.now - fetchStarted).components.seconds)
+        guard deeDigest == digest else { throw CLIError("demo: dee's copy of the attachment differs") }
+        log(
+            "dee received sketch.png from ben and cy after its author left: \(format(clock.now - fetchStarted)), "
+                + String(format: "%.0f MB/s", Double(Self.attachmentSize) / seconds / 1e6) + ", identical digest")
+
         for task in tasks { task.cancel() }
         let figures = try await benSession.peerStatistics()
         for figure in figures.sorted(by: { $0.participant.name < $1.participant.name }) {
@@ -170,6 +199,17 @@ struct MeshDemo {
         print("\nEverything above ran over real UDP sockets with end-to-end encryption. Next:")
         print("  huddle host            # start a chat session and print a ticket")
         print("  huddle join TICKET     # join it from another terminal")
+    }
+
+    /// The first attachment of `session`'s journal, once every byte is verified.
+    private func firstAttachment(of session: GroupSession<Whiteboard>) async throws -> Huddle.Attachment {
+        let journal = Journal(session: session)
+        try await waitUntil("an attachment", seconds: 60) { !journal.currentAttachments.isEmpty }
+        let attachment = journal.currentAttachments[0]
+        for await progress in attachment.progress where progress.isFinal {
+            guard case .complete = progress.status else { throw CLIError("demo: \(progress)") }
+        }
+        return attachment
     }
 
     private func format(_ duration: Duration) -> String {
