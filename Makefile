@@ -3,7 +3,7 @@ SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
 .PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke check-vectors transport-bench \
-	cli-latency clean
+	cli-latency journal-measure clean
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
@@ -56,6 +56,11 @@ transport-bench: deps
 cli-latency: deps
 	$(SWIFT) build -c release --product huddle
 	python3 scripts/measure-latency.py .build/release/huddle 1000
+
+## A 100 MiB attachment between `huddle` processes: times, MB/s, peak memory (prints numbers; not a test).
+journal-measure: deps
+	$(SWIFT) build -c release --product huddle
+	python3 scripts/measure-journal.py .build/release/huddle 100
 
 ## Re-checks the committed RFC vectors against pyca/cryptography (needs `pip install cryptography`).
 check-vectors:
