@@ -156,11 +156,15 @@ struct AttachmentShell: Sendable {
         let clock = ContinuousClock()
         var lastReport = clock.now - Self.progressInterval
         var barDrawn = false
+        var reportedVerified = false
         for await progress in attachment.progress {
             switch progress.status {
             case .fetching, .paused:
-                guard clock.now - lastReport >= Self.progressInterval else { continue }
+                // The first verified bytes are always reported: after a restart they show what was resumed.
+                let first = !reportedVerified && progress.verifiedBytes > 0
+                guard first || clock.now - lastReport >= Self.progressInterval else { continue }
                 lastReport = clock.now
+                reportedVerified = reportedVerified || progress.verifiedBytes > 0
                 if output.json {
                     output.emit(
                         "attachment-progress",

@@ -2,6 +2,10 @@ import Foundation
 import HuddleCLITestSupport
 import Testing
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// Attachments between `huddle` processes on loopback: `/share`, `/ls`, `/get`, `/rm` and the attachment events.
 @Suite("huddle attachments between processes")
 struct AttachmentProcessTests {
@@ -122,6 +126,63 @@ struct AttachmentProcessTests {
         print(
             "100 MiB: host -> joiner \(first) s (\(104.8576 / first) MB/s); "
                 + "late joiner from one holder \(second) s (\(104.8576 / second) MB/s)")
+    }
+
+    @Test(
+        "A receiver killed mid-download resumes from its --data-dir after restarting and rejoining",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["HUDDLE_SLOW_TESTS"] != "0",
+            "HUDDLE_SLOW_TESTS=0 skips it (a 100 MiB transfer, interrupted)"),
+        .timeLimit(.minutes(3)))
+    func resumeAfterCrash() async throws {
+        let cluster = try HuddleCluster()
+        defer { cluster.tearDown() }
+        let size = 104_857_600
+        let source = try Self.makeFile("shared.bin", size: size, in: cluster.directory)
+        let dataDirectory = "\(cluster.directory)/ada-data"
+        let (host, ticket) = try await cluster.host("host")
+        let ada = try cluster.join(ticket, as: "ada", extra: ["--data-dir", dataDirectory])
+        try await ada.waitForEvent("joined", within: 35)
+        try await host.waitForPeerCount(1)
+        try host.send("/share \(source)")
+        let id = try #require(try await host.waitForEvent("attachment-shared", within: 60)["id"])
+        let authorHash = try #require(try await host.waitForEvent("attachment-complete", ["id": id])["blake2b"])
+
+        // Kill ada (no departure, files stay) once it verified at least 20 % and before it is done.
+        let progress = try await ada.waitForEvent("20 % verified", within: 120) { event in
+            event.name == "attachment-progress" && (Int(event["verified"] ?? "") ?? 0) >= size / 5
+        }
+        ada.signal(SIGKILL)
+        _ = try await ada.waitForExit(within: 10)
+        let verifiedBeforeCrash =
+            ada.events.filter { $0.name == "attachment-progress" }
+            .compactMap { Int($0["verified"] ?? "") }.max() ?? 0
+        try #require(
+            !ada.events.contains { $0.name == "attachment-complete" },
+            "ada finished before it was killed; \(progress)")
+        #expect(FileManager.default.fileExists(atPath: dataDirectory))
+
+        // Same identity, same data directory, a fresh ticket: the first progress it reports is what it kept.
+        try host.send("/invite")
+        let fresh = try #require(
+            try await host.waitForEvent("a fresh ticket", within: 10) { $0.name == "ticket" && $0["ticket"] != ticket }[
+                "ticket"])
+        let restarted = try cluster.join(fresh, as: "ada", extra: ["--data-dir", dataDirectory])
+        try await restarted.waitForEvent("joined", within: 35)
+        let resumed = try await restarted.waitForEvent("progress after the restart", within: 120) { event in
+            event.name == "attachment-progress" && (Int(event["verified"] ?? "") ?? 0) > 0
+        }
+        #expect(
+            (Int(resumed["verified"] ?? "") ?? 0) >= verifiedBeforeCrash,
+            "resumed at \(resumed["verified"] ?? "?") bytes; \(verifiedBeforeCrash) were verified before the crash")
+        print(
+            "resume: \(verifiedBeforeCrash) bytes verified before the kill, \(resumed["verified"] ?? "?") after the restart"
+        )
+        let done = try await restarted.waitForEvent("attachment-complete", ["id": id], within: 120)
+        #expect(done["blake2b"] == authorHash)
+        try restarted.send("/get \(id) \(cluster.directory)/ada.bin")
+        try await restarted.waitForEvent("attachment-saved", ["id": id], within: 60)
+        #expect(try Self.identical(source, "\(cluster.directory)/ada.bin"))
     }
 
     @Test("Attachment commands explain their mistakes", .timeLimit(.minutes(1)))
