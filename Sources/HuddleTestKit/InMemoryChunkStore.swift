@@ -14,7 +14,9 @@ public struct InMemoryChunkStore: JournalChunkStore, Sendable {
     public init() {}
 
     public mutating func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws {
-        if let capacity, chunks.values.reduce(0, { $0 + $1.count }) >= capacity { throw JournalStoreError.outOfSpace("the in-memory store holds \(capacity) chunks") }
+        if let capacity, chunks.values.reduce(0, { $0 + $1.count }) >= capacity {
+            throw JournalStoreError.outOfSpace("the in-memory store holds \(capacity) chunks")
+        }
         chunks[id, default: [:]][index] = bytes
         writes += 1
     }
