@@ -34,6 +34,25 @@ let package = Package(
             path: "Benchmarks/ProtocolProfile"
         ),
         .executableTarget(
+            name: "WireBenchmarks",
+            dependencies: [
+                .product(name: "HuddleWire", package: "Huddle"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/WireBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "LoopbackBenchmarks",
+            dependencies: [
+                .product(name: "Huddle", package: "Huddle"),
+                .product(name: "HuddleCrypto", package: "Huddle"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/LoopbackBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "ProtocolBenchmarks",
             dependencies: [
                 "InMemoryTransfer",

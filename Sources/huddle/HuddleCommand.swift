@@ -10,7 +10,9 @@ struct HuddleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "huddle",
         abstract: "A peer-to-peer, end-to-end encrypted UDP mesh node (GroupActivities-style sessions).",
-        subcommands: [DemoCommand.self, HostCommand.self, JoinCommand.self, IdentityCommand.self]
+        subcommands: [
+            DemoCommand.self, HostCommand.self, JoinCommand.self, BenchCommand.self, IdentityCommand.self,
+        ]
     )
 
     static func main() async {

@@ -41,24 +41,29 @@ struct NodeOptions: ParsableArguments {
 
     /// The listen address split into host and port.
     func hostAndPort() throws -> (host: String, port: Int) {
-        let text = listen.trimmingCharacters(in: .whitespaces)
+        try Self.split(listen, option: "--listen")
+    }
+
+    /// Splits `HOST:PORT` (`[IPv6]:PORT` for IPv6) given as `option`; an empty host means every IPv4 address.
+    static func split(_ address: String, option: String) throws -> (host: String, port: Int) {
+        let text = address.trimmingCharacters(in: .whitespaces)
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw ValidationError("--listen \(listen): expected [IPv6]:PORT")
+                throw ValidationError("\(option) \(address): expected [IPv6]:PORT")
             }
             host = text[text.index(after: text.startIndex)..<close]
             portText = text[text.index(close, offsetBy: 2)...]
         } else {
             guard let colon = text.lastIndex(of: ":") else {
-                throw ValidationError("--listen \(listen): expected HOST:PORT")
+                throw ValidationError("\(option) \(address): expected HOST:PORT")
             }
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         }
         guard let port = Int(portText), (0...65535).contains(port) else {
-            throw ValidationError("--listen \(listen): the port must be 0-65535")
+            throw ValidationError("\(option) \(address): the port must be 0-65535")
         }
         return (host.isEmpty ? "0.0.0.0" : String(host), port)
     }

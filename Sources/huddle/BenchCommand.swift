@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import Huddle
+import HuddleCrypto
+import HuddleTransport
+import Logging
+
+/// `huddle bench`: measures throughput and latency between two real nodes, on one machine or across two.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure round trips, message rate, bulk and journal throughput between two nodes.",
+        discussion: """
+            Run `huddle bench serve` on one side: it prints a ticket on its first line and serves until SIGINT or \
+            SIGTERM. Run `huddle bench run TICKET --test rtt|rate|bulk|journal|join` on the other: it joins, \
+            measures, prints a table (or with --json one JSON object) and leaves.
+            """,
+        subcommands: [BenchServeCommand.self, BenchRunCommand.self]
+    )
+}
+
+/// The session `huddle bench` runs in.
+struct BenchActivity: GroupActivity {
+    static let activityIdentifier = "org.huddle.bench"
+    var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "huddle bench", type: .generic) }
+}
+
+/// Options both sides take.
+struct BenchNodeOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Address to listen on, HOST:PORT (port 0 picks a free one).",
+            discussion: "Across two machines, listen on an address the other machine reaches (not 0.0.0.0): the "
+                + "ticket names it."))
+    var listen: String = "127.0.0.1:0"
+
+    /// Starts a node with a new in-memory identity (a benchmark needs no lasting one).
+    func startNode(name: String) async throws -> HuddleNode {
+        let (host, port) = try NodeOptions.split(listen, option: "--listen")
+        var random = SystemRandomGenerator()
+        var logger = Logger(label: "huddle.bench")
+        logger.logLevel = .error
+        return try await HuddleNode.start(
+            .init(identity: Identity(using: &random), name: name, host: host, port: port, logger: logger))
+    }
+}
