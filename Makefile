@@ -3,7 +3,7 @@ SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
 .PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke check-vectors transport-bench \
-	cli-latency journal-measure clean
+	cli-latency journal-measure clean compare compare-smoke
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
@@ -68,3 +68,12 @@ check-vectors:
 
 clean:
 	rm -rf .build .build-* FuzzTesting/.build*
+
+## Huddle side by side with ENet, uftp, kcptun, iperf3, aioquic and plain C UDP on loopback, 3 interleaved rounds
+## (installs the tools with apt/pip, builds huddle in release mode; writes Benchmarks/results/latest.{md,svg}).
+compare: deps
+	python3 Benchmarks/compare/run.py
+
+## A few seconds of the same (C ping-pong, ENet, Huddle if built); fails if a measurement that ran failed.
+compare-smoke: deps
+	python3 Benchmarks/compare/run.py --smoke
