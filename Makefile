@@ -3,14 +3,14 @@ SWIFT ?= swift
 FUZZ_SECONDS ?= 30
 
 .PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke check-vectors transport-bench \
-	cli-latency journal-measure clean compare compare-smoke
+	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
 	$(SWIFT) run -c release huddle demo
 
 ## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
-test: deps lint unit-tests simulation fuzz-smoke
+test: deps lint unit-tests simulation bench-smoke compare-smoke fuzz-smoke
 
 ## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
 deps:
@@ -56,6 +56,14 @@ transport-bench: deps
 cli-latency: deps
 	$(SWIFT) build -c release --product huddle
 	python3 scripts/measure-latency.py .build/release/huddle 1000
+
+## The package-benchmark suites (crypto, wire, in-memory core, loopback API, 8-node fan-out), full length.
+benchmarks: deps
+	cd Benchmarks && $(SWIFT) package benchmark
+
+## Every package-benchmark suite for a moment (HUDDLE_BENCH_SMOKE=1), to check that they build and run.
+bench-smoke: deps
+	cd Benchmarks && HUDDLE_BENCH_SMOKE=1 $(SWIFT) package benchmark --no-progress
 
 ## A 100 MiB attachment between `huddle` processes: times, MB/s, peak memory (prints numbers; not a test).
 journal-measure: deps

@@ -1,5 +1,10 @@
 import Benchmark
+import Foundation
 import HuddleCrypto
+
+/// `HUDDLE_BENCH_SMOKE=1` (set by `make bench-smoke`, part of `make test`) runs each benchmark for a moment only,
+/// to check that the suite works; the figures are then meaningless.
+let smoke = ProcessInfo.processInfo.environment["HUDDLE_BENCH_SMOKE"] != nil
 
 /// Throughput of the primitives on the per-packet path: ChaCha20-Poly1305 seal and open in place (one transport
 /// packet of 1200 bytes, one 64 KiB journal chunk) and BLAKE2b-256 over a 64 KiB chunk (Merkle leaves).
@@ -10,6 +15,10 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(3),
         maxIterations: 1_000_000
     )
+    if smoke {
+        Benchmark.defaultConfiguration.maxDuration = .milliseconds(200)
+        Benchmark.defaultConfiguration.maxIterations = 3
+    }
 
     for size in [1200, 65536] {
         Benchmark("ChaCha20-Poly1305 seal in place \(size) B") { benchmark in

@@ -3,6 +3,10 @@ import Foundation
 import Huddle
 import HuddleCrypto
 
+/// `HUDDLE_BENCH_SMOKE=1` (set by `make bench-smoke`, part of `make test`) runs each benchmark for a moment only,
+/// to check that the suite works; the figures are then meaningless.
+let smoke = ProcessInfo.processInfo.environment["HUDDLE_BENCH_SMOKE"] != nil
+
 /// End to end through the public API over loopback UDP, in one process: every message is encrypted, sent through a
 /// real socket, acknowledged, decrypted and delivered to a `Messenger` stream. Latency percentiles come from the
 /// round-trip benchmark's wall clock per iteration; rates are iterations per second times the messages or bytes
@@ -13,12 +17,16 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(10),
         maxIterations: 100
     )
+    if smoke {
+        Benchmark.defaultConfiguration.maxDuration = .milliseconds(200)
+        Benchmark.defaultConfiguration.maxIterations = 3
+    }
 
     Benchmark(
         "Round trip of a 64 B reliable message (one per iteration)",
         configuration: .init(
-            metrics: [.wallClock, .mallocCountTotal], warmupIterations: 100, maxDuration: .seconds(10),
-            maxIterations: 20_000),
+            metrics: [.wallClock, .mallocCountTotal], warmupIterations: smoke ? 1 : 100,
+            maxDuration: smoke ? .milliseconds(200) : .seconds(10), maxIterations: smoke ? 3 : 20_000),
         closure: { benchmark in
             let pair = try await Fixture.pair()
             let probe = Data(repeating: Tag.echo, count: 64)
@@ -38,10 +46,12 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    for (label, size) in [("1 MiB", 1 << 20), ("100 MiB", 100 << 20)] {
+    for (label, size) in [("1 MiB", 1 << 20), (smoke ? "4 MiB" : "100 MiB", smoke ? 4 << 20 : 100 << 20)] {
         Benchmark(
             "Bulk \(label) as 64 KiB reliable messages (confirmed)",
-            configuration: .init(maxDuration: .seconds(20), maxIterations: size > 1 << 20 ? 5 : 100),
+            configuration: .init(
+                maxDuration: smoke ? .milliseconds(200) : .seconds(20),
+                maxIterations: smoke ? 2 : size > 1 << 20 ? 5 : 100),
             closure: { benchmark in
                 let pair = try await Fixture.pair()
                 let piece = Data(repeating: Tag.bytes, count: 65_536)
@@ -55,13 +65,14 @@ let benchmarks: @Sendable () -> Void = {
             })
     }
 
+    let attachmentSize = smoke ? 4 << 20 : 100 << 20
     Benchmark(
-        "Journal attachment of 100 MiB, added until the other node verified and stored it",
-        configuration: .init(maxDuration: .seconds(30), maxIterations: 3),
+        "Journal attachment of \(attachmentSize >> 20) MiB, added until the other node verified and stored it",
+        configuration: .init(maxDuration: smoke ? .milliseconds(200) : .seconds(30), maxIterations: smoke ? 1 : 3),
         closure: { benchmark in
             let pair = try await Fixture.pair()
             var random = ChaChaRandomGenerator(seed: 9)
-            let content = Data(random.bytes(count: 100 << 20))
+            let content = Data(random.bytes(count: attachmentSize))
             let serverJournal = Journal(session: pair.serverSession)
             let clientJournal = Journal(session: pair.clientSession)
             for _ in benchmark.scaledIterations {
@@ -74,7 +85,9 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark(
         "Join: a new node starts, joins by ticket and leaves",
-        configuration: .init(metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 50),
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal], maxDuration: smoke ? .milliseconds(200) : .seconds(10),
+            maxIterations: smoke ? 2 : 50),
         closure: { benchmark in
             let pair = try await Fixture.pair()
             var random = ChaChaRandomGenerator(seed: 77)
@@ -88,7 +101,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark(
         "8-node mesh: one node sends 1,000 64 B messages to all 7 others (7,000 deliveries per iteration)",
-        configuration: .init(maxDuration: .seconds(20), maxIterations: 50),
+        configuration: .init(maxDuration: smoke ? .milliseconds(200) : .seconds(20), maxIterations: smoke ? 2 : 50),
         closure: { benchmark in
             let mesh = try await Fixture.mesh()
             let message = Data(repeating: Tag.count, count: 64)
@@ -121,12 +134,23 @@ enum Fixture {
         let clientSession: GroupSession<BenchActivity>
         let server: Participant
         let clientMessenger: Messenger
-        nonisolated(unsafe) var replies: MessageStream<Data>.AsyncIterator
+        let replies: ReplyReader
     }
 
     struct Mesh: Sendable {
         let senderMessenger: Messenger
-        nonisolated(unsafe) var replies: MessageStream<Data>.AsyncIterator
+        let replies: ReplyReader
+    }
+
+    /// The client's incoming messages, read by one benchmark at a time (benchmarks run sequentially).
+    final class ReplyReader: @unchecked Sendable {
+        private var iterator: MessageStream<Data>.AsyncIterator
+
+        init(_ messenger: Messenger) {
+            iterator = messenger.messages(of: Data.self).makeAsyncIterator()
+        }
+
+        func next() async -> Data? { await iterator.next()?.0 }
     }
 
     nonisolated(unsafe) private static var cachedPair: Pair?
@@ -168,7 +192,7 @@ enum Fixture {
         let messenger = Messenger(session: clientSession)
         let pair = Pair(
             ticket: ticket, serverSession: serverSession, clientSession: clientSession, server: server,
-            clientMessenger: messenger, replies: messenger.messages(of: Data.self).makeAsyncIterator())
+            clientMessenger: messenger, replies: ReplyReader(messenger))
         cachedPair = pair
         return pair
     }
@@ -185,7 +209,7 @@ enum Fixture {
         while !sessions.allSatisfy({ $0.activeParticipants.count == 8 }) { try await Task.sleep(for: .milliseconds(5)) }
         for session in sessions.dropFirst() { serve(session) }
         let messenger = Messenger(session: first)
-        let mesh = Mesh(senderMessenger: messenger, replies: messenger.messages(of: Data.self).makeAsyncIterator())
+        let mesh = Mesh(senderMessenger: messenger, replies: ReplyReader(messenger))
         cachedMesh = mesh
         return mesh
     }

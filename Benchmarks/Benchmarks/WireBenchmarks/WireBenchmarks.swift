@@ -1,5 +1,10 @@
 import Benchmark
+import Foundation
 import HuddleWire
+
+/// `HUDDLE_BENCH_SMOKE=1` (set by `make bench-smoke`, part of `make test`) runs each benchmark for a moment only,
+/// to check that the suite works; the figures are then meaningless.
+let smoke = ProcessInfo.processInfo.environment["HUDDLE_BENCH_SMOKE"] != nil
 
 /// The wire codecs on the hot path: a full 1200-byte packet's frames (an ACK with 8 ranges and a MESSAGE fragment
 /// of 1,100 bytes) encoded into a reused buffer, and the same payload decoded. Zero allocations are expected for
@@ -10,6 +15,10 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(3),
         maxIterations: 1_000_000
     )
+    if smoke {
+        Benchmark.defaultConfiguration.maxDuration = .milliseconds(200)
+        Benchmark.defaultConfiguration.maxIterations = 3
+    }
     let ranges = try! AckRanges(
         descending: (0..<8).map { index in
             let high = UInt64(10_000 - index * 20)
