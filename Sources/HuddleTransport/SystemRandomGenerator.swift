@@ -1,6 +1,10 @@
 import HuddleCrypto
 
-/// Random bytes from the operating system's CSPRNG (`getrandom` on Linux, through the standard library's
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Random bytes from the operating system's CSPRNG (`getrandom(2)` on Linux, elsewhere the standard library's
 /// `SystemRandomNumberGenerator`). Only the layers above the sans-IO core use it: to seed the endpoint's
 /// ``ChaChaRandomGenerator`` and to draw session and invitation secrets. The protocol core never touches it.
 public struct SystemRandomGenerator: RandomBytesGenerator {
@@ -12,6 +16,25 @@ public struct SystemRandomGenerator: RandomBytesGenerator {
     /// Fills `buffer` with random bytes.
     public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         var offset = 0
+        #if canImport(Glibc)
+            // Large requests read /dev/urandom (the same CSPRNG as getrandom, which the Glibc module does not
+            // export) in a few system calls instead of one per 8 bytes. If it cannot be read, the standard
+            // library's generator below fills the rest.
+            if buffer.count > 256, let base = buffer.baseAddress {
+                let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+                if descriptor >= 0 {
+                    defer { close(descriptor) }
+                    while offset < buffer.count {
+                        let count = read(descriptor, base + offset, buffer.count - offset)
+                        if count > 0 {
+                            offset += count
+                        } else if count == 0 || errno != EINTR {
+                            break
+                        }
+                    }
+                }
+            }
+        #endif
         while offset < buffer.count {
             var word = system.next()
             let take = min(8, buffer.count - offset)
