@@ -396,38 +396,58 @@ actor SessionEngine {
             inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members)
     }
 
-    /// Sends an encoded envelope to `recipients` (`nil`: every other active participant). Reliable sends suspend
-    /// while a recipient's window is full.
+    /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
+    ///
+    /// Reliable messages go into the transport's outbound queue addressed by the recipient's static key (the event
+    /// loop resolves it to the recipient's current connection when it drains the queue, so a member that rejoined on
+    /// a new connection is reached there) and this returns once they are queued; it suspends only while a
+    /// recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call for all
+    /// recipients.
     func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        let others = context.participants.value.subtracting([context.local])
+        let local = context.local
+        let participants = context.participants.value
+        let keys: [X25519PublicKey]
         if let recipients {
-            for recipient in recipients where !others.contains(recipient) && recipient != context.local {
+            for recipient in recipients where !participants.contains(recipient) && recipient != local {
                 throw HuddleError.notAParticipant(recipient)
             }
+            keys = recipients.compactMap { $0 == local ? nil : $0.staticKey }
+        } else {
+            keys = participants.compactMap { $0 == local ? nil : $0.staticKey }
         }
-        let keys = (recipients.map { $0.intersection(others) } ?? others).map(\.staticKey)
-        let connections = try await driver.perform { endpoint, _ in
-            keys.compactMap { endpoint.connectionID(for: $0) }
-        }
-        for connection in connections {
-            do {
-                if reliable {
-                    try await driver.send(bytes, on: Self.messengerChannel, to: connection)
-                } else {
-                    try await driver.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+        if reliable {
+            for key in keys {
+                do throws(TransportError) {
+                    try await driver.enqueue(bytes, on: Self.messengerChannel, toPeer: key)
+                } catch .connectionClosed {
+                    // The participant left while we were sending; its departure is reported on its own.
+                    continue
+                } catch {
+                    throw HuddleError.transport(error)
                 }
-            } catch TransportError.connectionClosed {
-                // The participant left while we were sending; its departure is reported on its own.
-                continue
-            } catch let error as TransportError {
-                throw HuddleError.transport(error)
-            } catch let error as ProtocolError {
-                if case .messageTooLarge(let size, let limit) = error {
-                    throw HuddleError.datagramTooLarge(size: size, limit: limit)
-                }
-                throw HuddleError.transport(.protocolError(error))
             }
+            return
+        }
+        do {
+            try await driver.perform { endpoint, _ in
+                for key in keys {
+                    guard let connection = endpoint.connectionID(for: key) else { continue }
+                    do throws(ProtocolError) {
+                        try endpoint.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+                    } catch .connectionClosed {
+                        // The participant left while we were sending; its departure is reported on its own.
+                        continue
+                    }
+                }
+            }
+        } catch let error as TransportError {
+            throw HuddleError.transport(error)
+        } catch let error as ProtocolError {
+            if case .messageTooLarge(let size, let limit) = error {
+                throw HuddleError.datagramTooLarge(size: size, limit: limit)
+            }
+            throw HuddleError.transport(.protocolError(error))
         }
     }
 
@@ -575,6 +595,9 @@ actor SessionEngine {
             break
         case .undelivered(_, let messages):
             logger.info("connection closed with unacknowledged messages", metadata: ["count": "\(messages.count)"])
+        case .unsent(_, _, let count):
+            logger.info(
+                "connection closed with messages still queued; they were not sent", metadata: ["count": "\(count)"])
         }
     }
 

@@ -105,6 +105,13 @@ public struct Endpoint {
     /// The connection to `peer`, if any.
     public func connectionID(for peer: X25519PublicKey) -> ConnectionID? { connectionByPeer[peer] }
 
+    /// The peer of connection `id`, while the endpoint still has that connection (without copying the connection, as
+    /// ``connection(_:)`` does).
+    public func peer(of id: ConnectionID) -> X25519PublicKey? {
+        guard let slot = connections.slot(of: id) else { return nil }
+        return connections.slots[slot]?.peer
+    }
+
     /// The connection to `peer` unless it is closing or draining (then a new one replaces it).
     func liveConnection(to peer: X25519PublicKey) -> ConnectionID? {
         guard let id = connectionByPeer[peer], connections[id]?.isOpen == true else { return nil }
