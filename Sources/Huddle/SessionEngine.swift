@@ -18,8 +18,10 @@ struct ReceivedMessage: Sendable {
 /// their events into the public API's state (``SessionContext``), and routes members' messages to ``Messenger``
 /// subscriptions.
 ///
-/// The cores live in a lock-protected box that is only touched inside ``UDPEndpointDriver/perform(_:)``, that is on
-/// the event loop, together with the endpoint they drive. The journal's store operations run there too: a 64 KiB
+/// The cores live in a lock-protected box that is only touched on the event loop, together with the endpoint they
+/// drive: inside ``UDPEndpointDriver/perform(_:)`` for local operations, and in the event handler the engine installs
+/// with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through
+/// them where they arrive and passes the output to the actor through an ``EventInbox``. The journal's store operations run there too: a 64 KiB
 /// write or read of the page cache takes tens of microseconds, less than the handling of the datagrams that carried
 /// the chunk. File work that grows with an attachment's size (adding, loading, saving) runs on NIO's blocking-I/O
 /// thread pool instead.
@@ -37,6 +39,13 @@ actor SessionEngine {
     static let messengerChannel = ChannelID(16)
     /// The longest the journal timer sleeps without looking at the journal's deadline (HAVE batches wait 250 ms).
     static let journalTimerGranularity: Duration = .milliseconds(50)
+    /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
+    /// stops taking the endpoint's events (and the transport's flow control holds the peers back).
+    static let maxPendingEvents = 512
+    /// The same bound in message bytes.
+    static let maxPendingBytes = 4 << 20
+    /// The most endpoint events (and message bytes) the cores handle per event-loop call.
+    static let eventBatchLimit = (events: 64, bytes: 1 << 20)
 
     struct Subscription {
         var reliable: Bool
@@ -57,6 +66,10 @@ actor SessionEngine {
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
     private let core = NIOLockedValueBox<SessionCores?>(nil)
+    /// The cores' output for endpoint events, from the event loop to ``runEvents()``.
+    private let inbox = EventInbox(maxEvents: SessionEngine.maxPendingEvents, maxBytes: SessionEngine.maxPendingBytes)
+    /// Counts installed sessions; outputs tagged with an earlier one are not dispatched.
+    private var generation = 0
     private var context: SessionContext?
     private var joinWaiters: [CheckedContinuation<Void, any Error>] = []
     private var subscriptions: [Int: Subscription] = [:]
@@ -82,15 +95,34 @@ actor SessionEngine {
         self.logger = logger
     }
 
-    /// Starts reading the transport's events.
-    func start() {
+    /// Starts handling the transport's events: on the event loop, each batch of endpoint events runs through the
+    /// session cores at once (no round trip per event), and the output goes to ``inbox``; ``runEvents()`` dispatches
+    /// it on the actor.
+    func start() async {
         guard eventTask == nil else { return }
-        let events = driver.events
-        eventTask = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.handle(event)
+        let core = self.core
+        let inbox = self.inbox
+        let limit = Self.eventBatchLimit
+        try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) { events, endpoint, now in
+            let batch = core.withLockedValue { box -> EventInbox.Batch? in
+                // No session: events are dropped, as nothing could use them.
+                guard box != nil else { return nil }
+                for event in events { box!.handle(event, endpoint: &endpoint, now: now) }
+                return EventInbox.Batch(generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
             }
+            guard let batch, !batch.output.isEmpty else { return true }
+            return inbox.push(batch)
+        }
+        eventTask = Task { await self.runEvents() }
+    }
+
+    /// Dispatches the cores' outputs as the event loop produces them, batch after batch, until the engine shuts down.
+    private func runEvents() async {
+        while let batches = await inbox.next() {
+            for batch in batches where batch.generation == generation {
+                await dispatch(batch.output)
+            }
+            if inbox.dispatched(batches) { driver.resumeEvents() }
         }
     }
 
@@ -136,10 +168,13 @@ actor SessionEngine {
             throw HuddleError(error)
         }
         context?.journal.store = store
+        generation += 1
+        let generation = self.generation
         let core = self.core
         let output = try await driver.perform { endpoint, now in
             core.withLockedValue { box -> SessionCores.Output in
-                var cores = SessionCores(membership: membership, local: endpoint.staticKey, store: store)
+                var cores = SessionCores(
+                    membership: membership, local: endpoint.staticKey, store: store, generation: generation)
                 cores.session.flush(&endpoint, now: now)
                 body(&cores, &endpoint, now)
                 let output = cores.drain(endpoint: &endpoint, now: now)
@@ -205,6 +240,7 @@ actor SessionEngine {
             context.invalidate(.nodeShutDown)
         }
         eventTask?.cancel()
+        inbox.finish()
         housekeepingTask?.cancel()
         journalTimerTask?.cancel()
         for subscription in subscriptions.values { subscription.queue.finish() }
@@ -500,29 +536,17 @@ actor SessionEngine {
         return (id, queue)
     }
 
+    /// How many messages each subscription holds (for tests).
+    func bufferedMessageCounts() -> [Int] {
+        subscriptions.values.map { $0.queue.count }
+    }
+
     /// Ends a subscription (its consumer went away).
     func unsubscribe(_ id: Int) {
         subscriptions.removeValue(forKey: id)?.queue.finish()
     }
 
     // MARK: - Events
-
-    private func handle(_ event: EndpointEvent) async {
-        let core = self.core
-        let output: SessionCores.Output
-        do {
-            output = try await driver.perform { endpoint, now in
-                core.withLockedValue { box -> SessionCores.Output in
-                    guard box != nil else { return SessionCores.Output() }
-                    box!.handle(event, endpoint: &endpoint, now: now)
-                    return box!.drain(endpoint: &endpoint, now: now)
-                }
-            }
-        } catch {
-            return
-        }
-        await dispatch(output)
-    }
 
     private func performOnCore<Result: Sendable>(
         _ body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) throws -> Result
@@ -607,8 +631,12 @@ actor SessionEngine {
             return
         }
         let message = ReceivedMessage(envelope: envelope, source: Participant(member), reliable: reliable)
-        let targets = subscriptions.filter { $0.value.matches(message) }
-        guard !targets.isEmpty else {
+        var claimed = false
+        for (id, target) in subscriptions where target.matches(message) {
+            claimed = true
+            if !(await target.queue.push(message)) { subscriptions[id] = nil }
+        }
+        guard claimed else {
             if unclaimed.count < Self.maxUnclaimedMessages {
                 unclaimed.append(message)
             } else {
@@ -618,9 +646,6 @@ actor SessionEngine {
                     metadata: ["type": "\(envelope.typeName)", "dropped": "\(unclaimedDropped)"])
             }
             return
-        }
-        for (id, target) in targets where !(await target.queue.push(message)) {
-            subscriptions[id] = nil
         }
     }
 }

@@ -56,6 +56,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var eventDemand = true
     var eventConsumerGone = false
     var eventBatch: [EndpointEvent] = []
+    /// Set by ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``: events go to it instead of the stream.
+    var eventHandler: InstalledEventHandler?
+    /// Whether the installed handler wants more (false from its returning `false` until it asks to resume).
+    var handlerDemand = true
 
     /// The queue senders append to; drained here.
     let sendQueue: OutboundQueue
@@ -230,6 +234,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     /// Moves events from the endpoint to the consumer while it has demand.
     func deliverEvents() {
+        if let eventHandler {
+            deliverEvents(to: eventHandler)
+            return
+        }
         while eventDemand || eventConsumerGone {
             eventBatch.removeAll(keepingCapacity: true)
             while eventBatch.count < settings.eventsPerYield, let event = nextEvent() {
@@ -256,6 +264,41 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         guard let event = endpoint.pollEvent() else { return nil }
         if case .closed(let id, _, _, _) = event { connectionClosed(id) }
         return event
+    }
+
+    /// Hands events to the installed handler in batches while it wants more.
+    private func deliverEvents(to handler: InstalledEventHandler) {
+        while handlerDemand {
+            var batch: [EndpointEvent] = []
+            var bytes = 0
+            while batch.count < handler.maxEvents, bytes < handler.maxBytes, let event = nextEvent() {
+                switch event {
+                case .message(_, _, let payload), .datagram(_, _, let payload): bytes += payload.count
+                default: break
+                }
+                batch.append(event)
+            }
+            if batch.isEmpty { return }
+            statistics.eventsDelivered += batch.count
+            handlerDemand = handler.body(batch, &endpoint, clock.now)
+        }
+    }
+
+    /// Installs `handler`: from now on events go to it, and the stream ends.
+    func installEventHandler(_ handler: InstalledEventHandler) {
+        eventHandler = handler
+        handlerDemand = true
+        eventSource.finish()
+        guard !isClosed else { return }
+        afterInput()
+    }
+
+    /// The installed handler asked for more events.
+    func handlerDemandResumed() {
+        guard eventHandler != nil, !handlerDemand else { return }
+        handlerDemand = true
+        guard !isClosed else { return }
+        afterInput()
     }
 
     /// The consumer drained its buffer below the low watermark.
@@ -287,6 +330,14 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
         flushTransmits(budget: .max)
         // The local `.closed` events are handed over even past the high watermark: the stream ends here.
+        if let eventHandler {
+            var batch: [EndpointEvent] = []
+            while let event = nextEvent() { batch.append(event) }
+            if !batch.isEmpty {
+                statistics.eventsDelivered += batch.count
+                _ = eventHandler.body(batch, &endpoint, clock.now)
+            }
+        }
         while let event = nextEvent() {
             eventBatch.removeAll(keepingCapacity: true)
             eventBatch.append(event)

@@ -207,6 +207,35 @@ public final class UDPEndpointDriver: Sendable {
         }.get()
     }
 
+    /// Hands the endpoint's events to `handler` on the event loop from now on, instead of to ``events`` (which ends):
+    /// after every input, all available events in batches of at most `maxEvents` events and `maxBytes` message bytes,
+    /// while the handler wants more (see ``EndpointEventHandler``). This lets a consumer react to events where the
+    /// endpoint lives, without a round trip per event; it passes on what concerns other threads itself.
+    ///
+    /// Install it before connections exist (events taken before go to ``events``), once. Throws
+    /// ``TransportError/driverClosed`` after ``close()``.
+    public func handleEvents(
+        maxEvents: Int = 64, maxBytes: Int = 1 << 20, _ handler: @escaping EndpointEventHandler
+    ) async throws(TransportError) {
+        let bound = self.handler
+        let installed = InstalledEventHandler(body: handler, maxEvents: max(maxEvents, 1), maxBytes: max(maxBytes, 1))
+        do {
+            try await bound.eventLoop.submit {
+                guard !bound.value.isClosed else { throw TransportError.driverClosed }
+                bound.value.installEventHandler(installed)
+            }.get()
+        } catch {
+            throw .driverClosed
+        }
+    }
+
+    /// Resumes handing events to the handler installed with ``handleEvents(maxEvents:maxBytes:_:)`` after it returned
+    /// `false`. Returns at once (the event loop resumes asynchronously); harmless when it already wants more.
+    public func resumeEvents() {
+        let handler = self.handler
+        handler.eventLoop.execute { handler.value.handlerDemandResumed() }
+    }
+
     /// Authorises a peer (see ``Endpoint/addPeer(_:)``).
     public func addPeer(_ credentials: PeerCredentials) async throws {
         try await perform { endpoint, _ in try endpoint.addPeer(credentials) }
