@@ -70,11 +70,17 @@ actor SessionEngine {
     private let inbox = EventInbox(maxEvents: SessionEngine.maxPendingEvents, maxBytes: SessionEngine.maxPendingBytes)
     /// Counts installed sessions; outputs tagged with an earlier one are not dispatched.
     private var generation = 0
-    private var context: SessionContext?
+    private var context: SessionContext? {
+        didSet { sendingContext.withLockedValue { $0 = context } }
+    }
+    /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
+    private let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
     private var joinWaiters: [CheckedContinuation<Void, any Error>] = []
     private var subscriptions: [Int: Subscription] = [:]
     private var nextSubscription = 0
     private var unclaimed = Deque<ReceivedMessage>()
+    /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
+    private var participantCache: [X25519PublicKey: Participant] = [:]
     private var eventTask: Task<Void, Never>?
     private var housekeepingTask: Task<Void, Never>?
     private var journalTimerTask: Task<Void, Never>?
@@ -289,6 +295,7 @@ actor SessionEngine {
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
         unclaimed.removeAll()
+        participantCache.removeAll()
         // Leaving a session deletes its attachments from this node (the others keep theirs).
         if let context, let store = context.journal.store {
             context.journal.finish()
@@ -434,13 +441,16 @@ actor SessionEngine {
 
     /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
     ///
-    /// Reliable messages go into the transport's outbound queue addressed by the recipient's static key (the event
-    /// loop resolves it to the recipient's current connection when it drains the queue, so a member that rejoined on
-    /// a new connection is reached there) and this returns once they are queued; it suspends only while a
-    /// recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call for all
-    /// recipients.
-    func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    /// Runs off the actor (the session's state and participants are lock-protected snapshots), so sending does not
+    /// wait for the engine. Reliable messages go into the transport's outbound queue addressed by the recipient's
+    /// static key (the event loop resolves it to the recipient's current connection when it drains the queue, so a
+    /// member that rejoined on a new connection is reached there) and this returns once they are queued; it suspends
+    /// only while a recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call
+    /// for all recipients.
+    nonisolated func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
+        guard let context = sendingContext.withLockedValue({ $0 }), case .joined = context.state.value else {
+            throw HuddleError.notJoined
+        }
         let local = context.local
         let participants = context.participants.value
         let keys: [X25519PublicKey]
@@ -563,8 +573,22 @@ actor SessionEngine {
         return result
     }
 
+    /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
+    /// its share in one push (one wake-up of its reader per batch, not per message).
     private func dispatch(_ output: SessionCores.Output) async {
-        for event in output.sessionEvents { await dispatch(event) }
+        var routed = RoutedMessages()
+        for event in output.sessionEvents {
+            switch event {
+            case .message(let from, let channel, let bytes) where channel == Self.messengerChannel:
+                collect(bytes, from: from, reliable: true, into: &routed)
+            case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
+                collect(bytes, from: from, reliable: false, into: &routed)
+            default:
+                await deliver(&routed)
+                await dispatch(event)
+            }
+        }
+        await deliver(&routed)
         guard let context, !context.isInvalidated else { return }
         for event in output.journalEvents { context.journal.apply(event) }
     }
@@ -611,10 +635,14 @@ actor SessionEngine {
             await teardown(closing: true)
         case .message(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            await route(bytes, from: from, reliable: true)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: true, into: &routed)
+            await deliver(&routed)
         case .datagram(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            await route(bytes, from: from, reliable: false)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: false, into: &routed)
+            await deliver(&routed)
         case .delivered:
             break
         case .undelivered(_, let messages):
@@ -625,16 +653,41 @@ actor SessionEngine {
         }
     }
 
-    private func route(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool) async {
+    /// The participant `member` is, from the cache when its record still names it the same way.
+    private func participant(_ member: MemberRecord) -> Participant {
+        if let cached = participantCache[member.staticKey], cached.name == member.name,
+            cached.signingKey == member.identity.signingKey
+        {
+            return cached
+        }
+        let participant = Participant(member)
+        participantCache[member.staticKey] = participant
+        return participant
+    }
+
+    /// Messages on their way to subscriptions, per subscription, in arrival order.
+    struct RoutedMessages {
+        var targets: [(id: Int, queue: BoundedAsyncQueue<ReceivedMessage>, messages: [ReceivedMessage])] = []
+    }
+
+    /// Decodes a messenger message and adds it to the share of every subscription it matches; a message nobody
+    /// subscribed to is kept for a later subscription (up to ``maxUnclaimedMessages``).
+    private func collect(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool, into routed: inout RoutedMessages)
+    {
+        guard context.map({ !$0.isInvalidated }) ?? false else { return }
         guard let envelope = MessageEnvelope(decoding: bytes) else {
             undecodableDropped += 1
             return
         }
-        let message = ReceivedMessage(envelope: envelope, source: Participant(member), reliable: reliable)
+        let message = ReceivedMessage(envelope: envelope, source: participant(member), reliable: reliable)
         var claimed = false
         for (id, target) in subscriptions where target.matches(message) {
             claimed = true
-            if !(await target.queue.push(message)) { subscriptions[id] = nil }
+            if let index = routed.targets.firstIndex(where: { $0.id == id }) {
+                routed.targets[index].messages.append(message)
+            } else {
+                routed.targets.append((id, target.queue, [message]))
+            }
         }
         guard claimed else {
             if unclaimed.count < Self.maxUnclaimedMessages {
@@ -646,6 +699,17 @@ actor SessionEngine {
                     metadata: ["type": "\(envelope.typeName)", "dropped": "\(unclaimedDropped)"])
             }
             return
+        }
+    }
+
+    /// Pushes the collected messages into their subscriptions (waiting while one is full: that is the backpressure)
+    /// and empties `routed`. A subscription whose reader went away is removed.
+    private func deliver(_ routed: inout RoutedMessages) async {
+        guard !routed.targets.isEmpty else { return }
+        let targets = routed.targets
+        routed.targets.removeAll()
+        for target in targets where !(await target.queue.push(contentsOf: target.messages)) {
+            subscriptions[target.id] = nil
         }
     }
 }

@@ -22,12 +22,11 @@ extension EndpointChannelHandler {
         rearmTimer()
     }
 
-    /// Takes the messages queued since the last drain, then hands waiting messages to the endpoint in order, as far
-    /// as each channel's send window allows; fails those whose connection closed or whose task was cancelled. Runs
-    /// after every input too, because acknowledgements (which free the window) arrive as input.
+    /// Hands the messages waiting for their window to the endpoint in order, as far as each channel's window allows,
+    /// then takes the messages queued since the last drain and hands them over too (behind any still waiting on their
+    /// channel); fails those whose connection closed or whose task was cancelled. Runs after every input too, because
+    /// acknowledgements (which free the window) arrive as input.
     func serviceSends() {
-        takeQueuedSends()
-        guard !pendingChannels.isEmpty else { return }
         var index = 0
         while index < pendingChannels.count {
             servicePendingChannel(at: index)
@@ -37,88 +36,118 @@ extension EndpointChannelHandler {
                 index += 1
             }
         }
+        takeQueuedSends()
         releaseHandedSends()
     }
 
-    /// Moves the queued messages onto their connections' channels, resolving peers to their current connection.
+    /// What handing one message to the endpoint did.
+    private enum Handover {
+        case handed
+        case windowFull
+        case connectionClosed
+    }
+
+    /// Hands `send` to the endpoint on `connection`, resolving or failing it unless the window is full.
+    private func handOver(_ send: PendingSend, to connection: ConnectionID) -> Handover {
+        if let ticket = send.ticket, ticket.isCancelled {
+            fail(send, with: .cancelled, connection: connection)
+            return .handed
+        }
+        do {
+            let sequence = try endpoint.send(send.message, on: send.channel, to: connection)
+            if send.completion != nil { _ = send.resolve(.success(sequence)) }
+            giveBack(send)
+            return .handed
+        } catch .queueFull {
+            return .windowFull
+        } catch .connectionClosed {
+            return .connectionClosed
+        } catch .messageTooLarge(let size, let limit) {
+            fail(send, with: .messageTooLarge(size: size, limit: limit), connection: connection)
+            return .handed
+        } catch {
+            fail(send, with: .protocolError(error), connection: connection)
+            return .handed
+        }
+    }
+
+    /// Takes the messages queued since the last drain and hands each to the endpoint (resolving peers to their
+    /// current connection), or parks it behind earlier ones waiting on its channel.
     private func takeQueuedSends() {
         sendQueue.takeAll(into: &intake)
         guard !intake.isEmpty else { return }
         statistics.outboundDrains += 1
-        var cached: Int?
+        // Most batches go to one peer and channel: resolve once per run.
+        var resolvedPeer: X25519PublicKey?
+        var resolvedConnection: ConnectionID?
+        var waiting: Int?
+        var waitingKey: (ConnectionID, ChannelID)?
         while let send = intake.popFirst() {
-            if let ticket = send.ticket, ticket.isCancelled {
-                fail(send, with: .cancelled, connection: nil)
-                continue
-            }
             let connection: ConnectionID
             switch send.destination {
             case .connection(let id):
                 connection = id
             case .peer(let key):
-                guard let id = endpoint.connectionID(for: key) else {
+                if key != resolvedPeer {
+                    resolvedPeer = key
+                    resolvedConnection = endpoint.connectionID(for: key)
+                }
+                guard let id = resolvedConnection else {
                     // No connection to name in an error; peer-addressed messages have no waiting sender anyway.
                     fail(send, with: .connectionClosed(ConnectionID(0)), connection: nil)
                     continue
                 }
                 connection = id
             }
-            if let index = cached, pendingChannels[index].connection == connection,
-                pendingChannels[index].channel == send.channel
-            {
+            if waitingKey.map({ $0 != connection || $1 != send.channel }) ?? true {
+                waitingKey = (connection, send.channel)
+                waiting = pendingChannels.firstIndex { $0.connection == connection && $0.channel == send.channel }
+            }
+            if let index = waiting {
                 pendingChannels[index].sends.append(send)
                 continue
             }
-            if let index = pendingChannels.firstIndex(where: {
-                $0.connection == connection && $0.channel == send.channel
-            }) {
-                pendingChannels[index].sends.append(send)
-                cached = index
-            } else {
-                pendingChannels.append(PendingChannel(connection: connection, channel: send.channel, sends: [send]))
-                cached = pendingChannels.count - 1
+            switch handOver(send, to: connection) {
+            case .handed:
+                break
+            case .windowFull:
+                statistics.sendsSuspended += 1
+                pendingChannels.append(
+                    PendingChannel(connection: connection, channel: send.channel, sends: [send], stalled: true))
+                waiting = pendingChannels.count - 1
+            case .connectionClosed:
+                connectionClosed(connection)
+                fail(send, with: .connectionClosed(connection), connection: connection)
             }
         }
     }
 
     /// Hands the messages of `pendingChannels[index]` to the endpoint until its window is full.
     private func servicePendingChannel(at index: Int) {
-        // Taken out while it is worked on, so appending and removing do not copy the deque.
+        // Taken out while it is worked on, so removing does not copy the deque.
         var pending = pendingChannels[index]
         pendingChannels[index].sends = []
         defer { pendingChannels[index] = pending }
-        while let send = pending.sends.first {
-            if let ticket = send.ticket, ticket.isCancelled {
-                pending.sends.removeFirst()
-                fail(send, with: .cancelled, connection: pending.connection)
-                continue
-            }
-            do {
-                let sequence = try endpoint.send(send.message, on: pending.channel, to: pending.connection)
-                pending.sends.removeFirst()
-                _ = send.resolve(.success(sequence))
-                handed.append((send.key, send.message.count))
+        while let send = pending.sends.popFirst() {
+            switch handOver(send, to: pending.connection) {
+            case .handed:
                 pending.stalled = false
-            } catch .queueFull {
+            case .windowFull:
+                pending.sends.prepend(send)
                 if !pending.stalled {
                     pending.stalled = true
                     statistics.sendsSuspended += 1
                 }
                 return
-            } catch .connectionClosed {
+            case .connectionClosed:
                 // Senders still waiting for room on this connection are refused first, so they are not admitted
                 // only to be reported as unsent.
                 connectionClosed(pending.connection)
+                fail(send, with: .connectionClosed(pending.connection), connection: pending.connection)
                 while let failed = pending.sends.popFirst() {
                     fail(failed, with: .connectionClosed(pending.connection), connection: pending.connection)
                 }
                 return
-            } catch .messageTooLarge(let size, let limit) {
-                pending.sends.removeFirst()
-                fail(send, with: .messageTooLarge(size: size, limit: limit), connection: pending.connection)
-            } catch {
-                pending.sends.removeFirst()
-                fail(send, with: .protocolError(error), connection: pending.connection)
             }
         }
     }
@@ -135,7 +164,7 @@ extension EndpointChannelHandler {
     /// Resolves a message that will never reach the endpoint: its sender gets `error` if it waits, otherwise the
     /// message is reported as `EndpointEvent.unsent` and counted. Its allowance is given back with the next release.
     func fail(_ send: PendingSend, with error: TransportError, connection: ConnectionID?) {
-        handed.append((send.key, send.message.count))
+        giveBack(send)
         guard !send.resolve(.failure(error)) else { return }
         statistics.messagesUnsent += 1
         statistics.bytesUnsent += send.message.count
@@ -158,6 +187,17 @@ extension EndpointChannelHandler {
             unsentReports.append(
                 UnsentMessages(
                     connection: addressed, peer: peer, channel: send.channel, count: 1, bytes: send.message.count))
+        }
+    }
+
+    /// Notes the allowance of `send` for the next release (consecutive messages of one key are merged).
+    private func giveBack(_ send: PendingSend) {
+        let key = send.key
+        if !handed.isEmpty, handed[handed.count - 1].key == key {
+            handed[handed.count - 1].bytes += send.message.count
+            handed[handed.count - 1].messages += 1
+        } else {
+            handed.append(OutboundQueue.Release(key: key, bytes: send.message.count, messages: 1))
         }
     }
 

@@ -70,7 +70,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// Accepted messages waiting for their channel's send window, per connection and channel.
     var pendingChannels: [PendingChannel] = []
     /// Allowance to give back to ``sendQueue``: messages handed to the endpoint or failed since the last release.
-    var handed: [(key: OutboundQueue.Key, bytes: Int)] = []
+    var handed: [OutboundQueue.Release] = []
     /// Reports of accepted messages that never reached the endpoint, handed out as `.unsent` events before the
     /// endpoint's own.
     var unsentReports: [UnsentMessages] = []

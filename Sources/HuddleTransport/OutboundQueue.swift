@@ -84,6 +84,13 @@ final class OutboundQueue: Sendable {
         var messages = 0
     }
 
+    /// Allowance given back: `messages` messages of `bytes` bytes in all for `key`.
+    struct Release {
+        let key: Key
+        var bytes: Int
+        var messages: Int
+    }
+
     private struct State {
         var entries = Deque<PendingSend>()
         var usage: [Key: Usage] = [:]
@@ -108,6 +115,8 @@ final class OutboundQueue: Sendable {
         self.limits = limits
     }
 
+    private static func modify<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
+
     private static func fits(_ usage: Usage?, size: Int, limits: Limits) -> Bool {
         guard let usage, usage.messages > 0 else { return true }
         return usage.bytes + size <= limits.bytes && usage.messages < limits.messages
@@ -124,8 +133,10 @@ final class OutboundQueue: Sendable {
     /// Appends `send` to `state` and charges its key; returns whether the caller must schedule a drain.
     private static func append(_ send: PendingSend, to state: inout State) -> Bool {
         state.entries.append(send)
-        state.usage[send.key, default: Usage()].bytes += send.message.count
-        state.usage[send.key, default: Usage()].messages += 1
+        modify(&state.usage[send.key, default: Usage()]) { usage in
+            usage.bytes += send.message.count
+            usage.messages += 1
+        }
         state.counters.messagesQueued += 1
         if state.drainScheduled { return false }
         state.drainScheduled = true
@@ -184,15 +195,13 @@ final class OutboundQueue: Sendable {
     /// Gives back the allowance of messages the endpoint took (or that failed) and admits the waiters that now fit,
     /// in order. Returns the admitted ``UDPEndpointDriver/enqueue(_:on:to:)`` callers (resume them with `nil` outside
     /// any lock) and whether the caller must schedule a drain for the admitted messages.
-    func release(
-        _ released: [(key: Key, bytes: Int)]
-    ) -> (admitted: [CheckedContinuation<TransportError?, Never>], drain: Bool) {
+    func release(_ released: [Release]) -> (admitted: [CheckedContinuation<TransportError?, Never>], drain: Bool) {
         state.withLockedValue { state in
-            for (key, bytes) in released {
-                guard var usage = state.usage[key] else { continue }
-                usage.bytes -= bytes
-                usage.messages -= 1
-                state.usage[key] = usage.messages > 0 ? usage : nil
+            for release in released {
+                guard var usage = state.usage[release.key] else { continue }
+                usage.bytes -= release.bytes
+                usage.messages -= release.messages
+                state.usage[release.key] = usage.messages > 0 ? usage : nil
             }
             guard !state.waiters.isEmpty else { return ([], false) }
             var admitted: [CheckedContinuation<TransportError?, Never>] = []

@@ -127,16 +127,22 @@ public struct Endpoint {
     ) throws(ProtocolError)
         -> MessageSequence
     {
-        guard connections[id] != nil else { throw .connectionClosed }
-        return try connections[id]!.send(message, on: channel)
+        // Through the slot: `connections[id] != nil` and the ID subscript's accessors copied the whole connection
+        // (retaining each of its buffers) for every message.
+        guard let slot = connections.slot(of: id) else { throw .connectionClosed }
+        return try connections.withConnection(in: slot) { connection throws(ProtocolError) in
+            try connection.send(message, on: channel)
+        }
     }
 
     /// Queues an unreliable datagram; see ``Connection/sendDatagram(_:on:)``.
     public mutating func sendDatagram(
         _ bytes: [UInt8], on channel: ChannelID, to id: ConnectionID
     ) throws(ProtocolError) {
-        guard connections[id] != nil else { throw .connectionClosed }
-        try connections[id]!.sendDatagram(bytes, on: channel)
+        guard let slot = connections.slot(of: id) else { throw .connectionClosed }
+        try connections.withConnection(in: slot) { connection throws(ProtocolError) in
+            try connection.sendDatagram(bytes, on: channel)
+        }
     }
 
     /// Closes a connection (CLOSE with `code` and `reason` is sent if keys exist).
