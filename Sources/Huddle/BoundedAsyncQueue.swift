@@ -2,8 +2,9 @@ import DequeModule
 import NIOConcurrencyHelpers
 
 /// A single-consumer async queue holding at most `capacity` elements: a producer that finds it full suspends until
-/// the consumer takes one, so a slow reader slows the writer down instead of losing elements or growing memory.
-/// Finishing (by either side) ends iteration after the buffered elements and makes further pushes return `false`.
+/// the consumer has taken half of them, so a slow reader slows the writer down instead of losing elements or growing
+/// memory (and a producer that keeps it full is woken once per half, not once per element). Finishing (by either
+/// side) ends iteration after the buffered elements and makes further pushes return `false`.
 final class BoundedAsyncQueue<Element: Sendable>: Sendable {
     private struct State {
         var buffer = Deque<Element>()
@@ -58,21 +59,63 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
         }
     }
 
+    /// Appends `elements` in order, suspending whenever the queue is full. Returns `false` once finished (the rest
+    /// is dropped).
+    func push(contentsOf elements: [Element]) async -> Bool {
+        var index = 0
+        while index < elements.count {
+            let (accepted, consumer, handed) = state.withLockedValue {
+                state -> (Bool, CheckedContinuation<Element?, Never>?, Element?) in
+                if state.finished { return (false, nil, nil) }
+                while index < elements.count, state.buffer.count < capacity {
+                    state.buffer.append(elements[index])
+                    index += 1
+                }
+                // A waiting consumer means the buffer was empty: it gets the first of the new elements.
+                guard let consumer = state.consumer, let first = state.buffer.popFirst() else {
+                    return (true, nil, nil)
+                }
+                state.consumer = nil
+                return (true, consumer, first)
+            }
+            if let consumer { consumer.resume(returning: handed) }
+            guard accepted else { return false }
+            if index < elements.count {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLockedValue { state -> Bool in
+                        if state.finished || state.buffer.count < capacity { return true }
+                        state.producers.append(continuation)
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            }
+        }
+        return true
+    }
+
     /// The next element, waiting for one; `nil` once finished and drained, or when the waiting task is cancelled.
     func next() async -> Element? {
         if Task.isCancelled { return nil }
+        // Without suspending when an element is there (the common case for a busy stream).
+        let (ready, producers) = state.withLockedValue { state -> (Element?, [CheckedContinuation<Void, Never>]) in
+            guard let element = state.buffer.popFirst() else { return (nil, []) }
+            return (element, Self.producersToWake(&state, capacity: capacity))
+        }
+        for producer in producers { producer.resume() }
+        if let ready { return ready }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let (element, producer, end) = state.withLockedValue {
-                    state -> (Element?, CheckedContinuation<Void, Never>?, Bool) in
+                let (element, producers, end) = state.withLockedValue {
+                    state -> (Element?, [CheckedContinuation<Void, Never>], Bool) in
                     if let element = state.buffer.popFirst() {
-                        return (element, state.producers.popFirst(), false)
+                        return (element, Self.producersToWake(&state, capacity: capacity), false)
                     }
-                    if state.finished || Task.isCancelled { return (nil, nil, true) }
+                    if state.finished || Task.isCancelled { return (nil, [], true) }
                     state.consumer = continuation
-                    return (nil, nil, false)
+                    return (nil, [], false)
                 }
-                producer?.resume()
+                for producer in producers { producer.resume() }
                 if let element {
                     continuation.resume(returning: element)
                 } else if end {
@@ -86,6 +129,15 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
             }
             consumer?.resume(returning: nil)
         }
+    }
+
+    /// The producers to resume once the consumer has taken half the buffer (all of them: each re-checks for room).
+    private static func producersToWake(
+        _ state: inout State, capacity: Int
+    ) -> [CheckedContinuation<Void, Never>] {
+        guard !state.producers.isEmpty, state.buffer.count <= capacity / 2 else { return [] }
+        defer { state.producers.removeAll() }
+        return Array(state.producers)
     }
 
     /// Ends the queue: buffered elements are still delivered, then iteration ends; waiting producers return.

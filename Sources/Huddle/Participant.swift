@@ -9,11 +9,14 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
     /// The member's display name.
     public let name: String
     let staticKey: X25519PublicKey
+    /// The identity's signing key (`nil` for test participants), to tell a cached participant still matches.
+    let signingKey: Ed25519PublicKey?
 
     init(_ record: MemberRecord) {
         id = record.identity.fingerprint
         name = record.name
         staticKey = record.staticKey
+        signingKey = record.identity.signingKey
     }
 
     /// A participant from its parts (tests).
@@ -22,6 +25,7 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
         self.name = name
         // 32 bytes is the only requirement of the key type.
         self.staticKey = try! X25519PublicKey(bytes: staticKeyBytes)
+        self.signingKey = nil
     }
 
     public static func == (lhs: Participant, rhs: Participant) -> Bool { lhs.id == rhs.id }

@@ -9,14 +9,20 @@ struct SessionCores: Sendable {
     struct Output: Sendable {
         var sessionEvents: [SessionEvent] = []
         var journalEvents: [JournalEvent] = []
+
+        /// Whether there is nothing to dispatch.
+        var isEmpty: Bool { sessionEvents.isEmpty && journalEvents.isEmpty }
     }
 
     var session: SessionCore
     var journal: JournalCore<FileChunkStore>
+    /// Which of the engine's sessions these cores run (outputs of an earlier one are not dispatched).
+    let generation: Int
 
-    init(membership: SessionMembership, local: X25519PublicKey, store: FileChunkStore) {
+    init(membership: SessionMembership, local: X25519PublicKey, store: FileChunkStore, generation: Int) {
         session = SessionCore(membership: membership)
         journal = JournalCore(local: local, store: store)
+        self.generation = generation
     }
 
     /// Feeds one endpoint event through membership and journal.
@@ -32,11 +38,14 @@ struct SessionCores: Sendable {
         return journal.nextDeadline.map { $0 - now }
     }
 
-    /// Collects every pending event: session events go through the journal first.
+    /// Collects every pending event: session events go through the journal first. Delivery confirmations are
+    /// dropped here (nothing off the event loop uses them, and a fast sender gets one per message).
     mutating func drain(endpoint: inout Endpoint, now: Instant) -> Output {
         var output = Output()
         while let event = session.pollEvent() {
-            if let passed = journal.handle(event, endpoint: &endpoint, now: now) { output.sessionEvents.append(passed) }
+            guard let passed = journal.handle(event, endpoint: &endpoint, now: now) else { continue }
+            if case .delivered = passed { continue }
+            output.sessionEvents.append(passed)
         }
         while let event = journal.pollEvent() { output.journalEvents.append(event) }
         return output

@@ -18,8 +18,10 @@ struct ReceivedMessage: Sendable {
 /// their events into the public API's state (``SessionContext``), and routes members' messages to ``Messenger``
 /// subscriptions.
 ///
-/// The cores live in a lock-protected box that is only touched inside ``UDPEndpointDriver/perform(_:)``, that is on
-/// the event loop, together with the endpoint they drive. The journal's store operations run there too: a 64 KiB
+/// The cores live in a lock-protected box that is only touched on the event loop, together with the endpoint they
+/// drive: inside ``UDPEndpointDriver/perform(_:)`` for local operations, and in the event handler the engine installs
+/// with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through
+/// them where they arrive and passes the output to the actor through an ``EventInbox``. The journal's store operations run there too: a 64 KiB
 /// write or read of the page cache takes tens of microseconds, less than the handling of the datagrams that carried
 /// the chunk. File work that grows with an attachment's size (adding, loading, saving) runs on NIO's blocking-I/O
 /// thread pool instead.
@@ -37,6 +39,13 @@ actor SessionEngine {
     static let messengerChannel = ChannelID(16)
     /// The longest the journal timer sleeps without looking at the journal's deadline (HAVE batches wait 250 ms).
     static let journalTimerGranularity: Duration = .milliseconds(50)
+    /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
+    /// stops taking the endpoint's events (and the transport's flow control holds the peers back).
+    static let maxPendingEvents = 512
+    /// The same bound in message bytes.
+    static let maxPendingBytes = 4 << 20
+    /// The most endpoint events (and message bytes) the cores handle per event-loop call.
+    static let eventBatchLimit = (events: 64, bytes: 1 << 20)
 
     struct Subscription {
         var reliable: Bool
@@ -57,11 +66,21 @@ actor SessionEngine {
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
     private let core = NIOLockedValueBox<SessionCores?>(nil)
-    private var context: SessionContext?
+    /// The cores' output for endpoint events, from the event loop to ``runEvents()``.
+    private let inbox = EventInbox(maxEvents: SessionEngine.maxPendingEvents, maxBytes: SessionEngine.maxPendingBytes)
+    /// Counts installed sessions; outputs tagged with an earlier one are not dispatched.
+    private var generation = 0
+    private var context: SessionContext? {
+        didSet { sendingContext.withLockedValue { $0 = context } }
+    }
+    /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
+    private let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
     private var joinWaiters: [CheckedContinuation<Void, any Error>] = []
     private var subscriptions: [Int: Subscription] = [:]
     private var nextSubscription = 0
     private var unclaimed = Deque<ReceivedMessage>()
+    /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
+    private var participantCache: [X25519PublicKey: Participant] = [:]
     private var eventTask: Task<Void, Never>?
     private var housekeepingTask: Task<Void, Never>?
     private var journalTimerTask: Task<Void, Never>?
@@ -82,15 +101,34 @@ actor SessionEngine {
         self.logger = logger
     }
 
-    /// Starts reading the transport's events.
-    func start() {
+    /// Starts handling the transport's events: on the event loop, each batch of endpoint events runs through the
+    /// session cores at once (no round trip per event), and the output goes to ``inbox``; ``runEvents()`` dispatches
+    /// it on the actor.
+    func start() async {
         guard eventTask == nil else { return }
-        let events = driver.events
-        eventTask = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.handle(event)
+        let core = self.core
+        let inbox = self.inbox
+        let limit = Self.eventBatchLimit
+        try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) { events, endpoint, now in
+            let batch = core.withLockedValue { box -> EventInbox.Batch? in
+                // No session: events are dropped, as nothing could use them.
+                guard box != nil else { return nil }
+                for event in events { box!.handle(event, endpoint: &endpoint, now: now) }
+                return EventInbox.Batch(generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
             }
+            guard let batch, !batch.output.isEmpty else { return true }
+            return inbox.push(batch)
+        }
+        eventTask = Task { await self.runEvents() }
+    }
+
+    /// Dispatches the cores' outputs as the event loop produces them, batch after batch, until the engine shuts down.
+    private func runEvents() async {
+        while let batches = await inbox.next() {
+            for batch in batches where batch.generation == generation {
+                await dispatch(batch.output)
+            }
+            if inbox.dispatched(batches) { driver.resumeEvents() }
         }
     }
 
@@ -136,10 +174,13 @@ actor SessionEngine {
             throw HuddleError(error)
         }
         context?.journal.store = store
+        generation += 1
+        let generation = self.generation
         let core = self.core
         let output = try await driver.perform { endpoint, now in
             core.withLockedValue { box -> SessionCores.Output in
-                var cores = SessionCores(membership: membership, local: endpoint.staticKey, store: store)
+                var cores = SessionCores(
+                    membership: membership, local: endpoint.staticKey, store: store, generation: generation)
                 cores.session.flush(&endpoint, now: now)
                 body(&cores, &endpoint, now)
                 let output = cores.drain(endpoint: &endpoint, now: now)
@@ -205,6 +246,7 @@ actor SessionEngine {
             context.invalidate(.nodeShutDown)
         }
         eventTask?.cancel()
+        inbox.finish()
         housekeepingTask?.cancel()
         journalTimerTask?.cancel()
         for subscription in subscriptions.values { subscription.queue.finish() }
@@ -253,6 +295,7 @@ actor SessionEngine {
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
         unclaimed.removeAll()
+        participantCache.removeAll()
         // Leaving a session deletes its attachments from this node (the others keep theirs).
         if let context, let store = context.journal.store {
             context.journal.finish()
@@ -396,38 +439,61 @@ actor SessionEngine {
             inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members)
     }
 
-    /// Sends an encoded envelope to `recipients` (`nil`: every other active participant). Reliable sends suspend
-    /// while a recipient's window is full.
-    func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        let others = context.participants.value.subtracting([context.local])
+    /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
+    ///
+    /// Runs off the actor (the session's state and participants are lock-protected snapshots), so sending does not
+    /// wait for the engine. Reliable messages go into the transport's outbound queue addressed by the recipient's
+    /// static key (the event loop resolves it to the recipient's current connection when it drains the queue, so a
+    /// member that rejoined on a new connection is reached there) and this returns once they are queued; it suspends
+    /// only while a recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call
+    /// for all recipients.
+    nonisolated func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
+        guard let context = sendingContext.withLockedValue({ $0 }), case .joined = context.state.value else {
+            throw HuddleError.notJoined
+        }
+        let local = context.local
+        let participants = context.participants.value
+        let keys: [X25519PublicKey]
         if let recipients {
-            for recipient in recipients where !others.contains(recipient) && recipient != context.local {
+            for recipient in recipients where !participants.contains(recipient) && recipient != local {
                 throw HuddleError.notAParticipant(recipient)
             }
+            keys = recipients.compactMap { $0 == local ? nil : $0.staticKey }
+        } else {
+            keys = participants.compactMap { $0 == local ? nil : $0.staticKey }
         }
-        let keys = (recipients.map { $0.intersection(others) } ?? others).map(\.staticKey)
-        let connections = try await driver.perform { endpoint, _ in
-            keys.compactMap { endpoint.connectionID(for: $0) }
-        }
-        for connection in connections {
-            do {
-                if reliable {
-                    try await driver.send(bytes, on: Self.messengerChannel, to: connection)
-                } else {
-                    try await driver.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+        if reliable {
+            for key in keys {
+                do throws(TransportError) {
+                    try await driver.enqueue(bytes, on: Self.messengerChannel, toPeer: key)
+                } catch .connectionClosed {
+                    // The participant left while we were sending; its departure is reported on its own.
+                    continue
+                } catch {
+                    throw HuddleError.transport(error)
                 }
-            } catch TransportError.connectionClosed {
-                // The participant left while we were sending; its departure is reported on its own.
-                continue
-            } catch let error as TransportError {
-                throw HuddleError.transport(error)
-            } catch let error as ProtocolError {
-                if case .messageTooLarge(let size, let limit) = error {
-                    throw HuddleError.datagramTooLarge(size: size, limit: limit)
-                }
-                throw HuddleError.transport(.protocolError(error))
             }
+            return
+        }
+        do {
+            try await driver.perform { endpoint, _ in
+                for key in keys {
+                    guard let connection = endpoint.connectionID(for: key) else { continue }
+                    do throws(ProtocolError) {
+                        try endpoint.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+                    } catch .connectionClosed {
+                        // The participant left while we were sending; its departure is reported on its own.
+                        continue
+                    }
+                }
+            }
+        } catch let error as TransportError {
+            throw HuddleError.transport(error)
+        } catch let error as ProtocolError {
+            if case .messageTooLarge(let size, let limit) = error {
+                throw HuddleError.datagramTooLarge(size: size, limit: limit)
+            }
+            throw HuddleError.transport(.protocolError(error))
         }
     }
 
@@ -480,29 +546,17 @@ actor SessionEngine {
         return (id, queue)
     }
 
+    /// How many messages each subscription holds (for tests).
+    func bufferedMessageCounts() -> [Int] {
+        subscriptions.values.map { $0.queue.count }
+    }
+
     /// Ends a subscription (its consumer went away).
     func unsubscribe(_ id: Int) {
         subscriptions.removeValue(forKey: id)?.queue.finish()
     }
 
     // MARK: - Events
-
-    private func handle(_ event: EndpointEvent) async {
-        let core = self.core
-        let output: SessionCores.Output
-        do {
-            output = try await driver.perform { endpoint, now in
-                core.withLockedValue { box -> SessionCores.Output in
-                    guard box != nil else { return SessionCores.Output() }
-                    box!.handle(event, endpoint: &endpoint, now: now)
-                    return box!.drain(endpoint: &endpoint, now: now)
-                }
-            }
-        } catch {
-            return
-        }
-        await dispatch(output)
-    }
 
     private func performOnCore<Result: Sendable>(
         _ body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) throws -> Result
@@ -519,8 +573,22 @@ actor SessionEngine {
         return result
     }
 
+    /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
+    /// its share in one push (one wake-up of its reader per batch, not per message).
     private func dispatch(_ output: SessionCores.Output) async {
-        for event in output.sessionEvents { await dispatch(event) }
+        var routed = RoutedMessages()
+        for event in output.sessionEvents {
+            switch event {
+            case .message(let from, let channel, let bytes) where channel == Self.messengerChannel:
+                collect(bytes, from: from, reliable: true, into: &routed)
+            case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
+                collect(bytes, from: from, reliable: false, into: &routed)
+            default:
+                await deliver(&routed)
+                await dispatch(event)
+            }
+        }
+        await deliver(&routed)
         guard let context, !context.isInvalidated else { return }
         for event in output.journalEvents { context.journal.apply(event) }
     }
@@ -567,25 +635,61 @@ actor SessionEngine {
             await teardown(closing: true)
         case .message(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            await route(bytes, from: from, reliable: true)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: true, into: &routed)
+            await deliver(&routed)
         case .datagram(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            await route(bytes, from: from, reliable: false)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: false, into: &routed)
+            await deliver(&routed)
         case .delivered:
             break
         case .undelivered(_, let messages):
             logger.info("connection closed with unacknowledged messages", metadata: ["count": "\(messages.count)"])
+        case .unsent(_, _, let count):
+            logger.info(
+                "connection closed with messages still queued; they were not sent", metadata: ["count": "\(count)"])
         }
     }
 
-    private func route(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool) async {
+    /// The participant `member` is, from the cache when its record still names it the same way.
+    private func participant(_ member: MemberRecord) -> Participant {
+        if let cached = participantCache[member.staticKey], cached.name == member.name,
+            cached.signingKey == member.identity.signingKey
+        {
+            return cached
+        }
+        let participant = Participant(member)
+        participantCache[member.staticKey] = participant
+        return participant
+    }
+
+    /// Messages on their way to subscriptions, per subscription, in arrival order.
+    struct RoutedMessages {
+        var targets: [(id: Int, queue: BoundedAsyncQueue<ReceivedMessage>, messages: [ReceivedMessage])] = []
+    }
+
+    /// Decodes a messenger message and adds it to the share of every subscription it matches; a message nobody
+    /// subscribed to is kept for a later subscription (up to ``maxUnclaimedMessages``).
+    private func collect(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool, into routed: inout RoutedMessages)
+    {
+        guard context.map({ !$0.isInvalidated }) ?? false else { return }
         guard let envelope = MessageEnvelope(decoding: bytes) else {
             undecodableDropped += 1
             return
         }
-        let message = ReceivedMessage(envelope: envelope, source: Participant(member), reliable: reliable)
-        let targets = subscriptions.filter { $0.value.matches(message) }
-        guard !targets.isEmpty else {
+        let message = ReceivedMessage(envelope: envelope, source: participant(member), reliable: reliable)
+        var claimed = false
+        for (id, target) in subscriptions where target.matches(message) {
+            claimed = true
+            if let index = routed.targets.firstIndex(where: { $0.id == id }) {
+                routed.targets[index].messages.append(message)
+            } else {
+                routed.targets.append((id, target.queue, [message]))
+            }
+        }
+        guard claimed else {
             if unclaimed.count < Self.maxUnclaimedMessages {
                 unclaimed.append(message)
             } else {
@@ -596,8 +700,16 @@ actor SessionEngine {
             }
             return
         }
-        for (id, target) in targets where !(await target.queue.push(message)) {
-            subscriptions[id] = nil
+    }
+
+    /// Pushes the collected messages into their subscriptions (waiting while one is full: that is the backpressure)
+    /// and empties `routed`. A subscription whose reader went away is removed.
+    private func deliver(_ routed: inout RoutedMessages) async {
+        guard !routed.targets.isEmpty else { return }
+        let targets = routed.targets
+        routed.targets.removeAll()
+        for target in targets where !(await target.queue.push(contentsOf: target.messages)) {
+            subscriptions[target.id] = nil
         }
     }
 }

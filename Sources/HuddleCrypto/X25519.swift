@@ -16,6 +16,12 @@ public struct X25519PublicKey: Hashable, Sendable {
         }
         self.bytes = array
     }
+
+    /// Hashes the 32 bytes in one go (the synthesized conformance feeds the hasher byte by byte, and keys are hashed
+    /// for every message routed by peer).
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 /// An X25519 private key, wiped when released.

@@ -148,6 +148,8 @@ public struct EndpointNode: SimulatedNode {
                 break
             case .delivered:
                 deliveredConfirmations += 1
+            case .unsent:
+                break  // only drivers with a queue in front of the endpoint report these
             case .closed(_, let peer, let reason, let undelivered):
                 closures.append((peer, reason, undelivered))
             }

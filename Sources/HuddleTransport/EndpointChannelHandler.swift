@@ -10,8 +10,10 @@ import NIOCore
 /// the non-`Sendable` ``Endpoint`` can live here.
 ///
 /// Order after every input (read batch, timer, application call): hand events to the consumer first (taking a
-/// message reopens flow-control credit, which may need a MAX_DATA), then retry waiting sends, then flush
-/// transmits, then re-arm the timer to the endpoint's new earliest deadline.
+/// message reopens flow-control credit, which may need a MAX_DATA), then take the sends queued in the
+/// ``OutboundQueue`` and retry those waiting for their window, then flush transmits, then re-arm the timer to the
+/// endpoint's new earliest deadline. Sends arriving between inputs are taken by one drain task per batch
+/// (``drainOutbound()``), which does the same minus the events.
 final class EndpointChannelHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -54,8 +56,24 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var eventDemand = true
     var eventConsumerGone = false
     var eventBatch: [EndpointEvent] = []
+    /// Set by ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``: events go to it instead of the stream.
+    var eventHandler: InstalledEventHandler?
+    /// Whether the installed handler wants more (false from its returning `false` until it asks to resume).
+    var handlerDemand = true
 
-    var pendingSends = Deque<PendingSend>()
+    /// The queue senders append to; drained here.
+    let sendQueue: OutboundQueue
+    /// The event loop (for drain tasks, also between sockets).
+    let loop: any EventLoop
+    /// Messages just taken from ``sendQueue`` (kept to reuse its storage).
+    var intake = Deque<PendingSend>()
+    /// Accepted messages waiting for their channel's send window, per connection and channel.
+    var pendingChannels: [PendingChannel] = []
+    /// Allowance to give back to ``sendQueue``: messages handed to the endpoint or failed since the last release.
+    var handed: [OutboundQueue.Release] = []
+    /// Reports of accepted messages that never reached the endpoint, handed out as `.unsent` events before the
+    /// endpoint's own.
+    var unsentReports: [UnsentMessages] = []
     /// Set by ``close()`` or when the channel goes inactive: no more input is accepted.
     var isClosed = false
     /// Binds a new channel for this handler when SwiftNIO closed the current one after a refused send (see
@@ -67,11 +85,16 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// Set by ``UDPEndpointDriver/abandon()``: losing the channel is final.
     var abandoned = false
 
-    init(endpoint: Endpoint, clock: DriverClock, settings: Settings, eventSource: EndpointEvents.Producer.Source) {
+    init(
+        endpoint: Endpoint, clock: DriverClock, settings: Settings, eventSource: EndpointEvents.Producer.Source,
+        sendQueue: OutboundQueue, loop: any EventLoop
+    ) {
         self.endpoint = endpoint
         self.clock = clock
         self.settings = settings
         self.eventSource = eventSource
+        self.sendQueue = sendQueue
+        self.loop = loop
         self.statistics = TransportStatistics(endpoint: endpoint.statistics)
         self.scratch = .allocate(byteCount: TransportConfiguration.offloadReceiveSliceSize, alignment: 16)
         self.outbound = ByteBufferAllocator().buffer(capacity: 0)
@@ -172,10 +195,12 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         shutDown()
     }
 
-    /// Runs after every input: events, waiting sends, transmits, timer.
+    /// Runs after every input: events, queued and waiting sends, transmits, timer.
     func afterInput() {
         deliverEvents()
         serviceSends()
+        // Messages that failed just now are reported at once, not at the next input.
+        if !unsentReports.isEmpty { deliverEvents() }
         flushTransmits(budget: settings.maxDatagramsPerFlush)
         rearmTimer()
     }
@@ -209,9 +234,13 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     /// Moves events from the endpoint to the consumer while it has demand.
     func deliverEvents() {
+        if let eventHandler {
+            deliverEvents(to: eventHandler)
+            return
+        }
         while eventDemand || eventConsumerGone {
             eventBatch.removeAll(keepingCapacity: true)
-            while eventBatch.count < settings.eventsPerYield, let event = endpoint.pollEvent() {
+            while eventBatch.count < settings.eventsPerYield, let event = nextEvent() {
                 eventBatch.append(event)
             }
             if eventBatch.isEmpty { return }
@@ -226,6 +255,50 @@ final class EndpointChannelHandler: ChannelInboundHandler {
             case .dropped: eventConsumerGone = true
             }
         }
+    }
+
+    /// The next event: reports of unsent messages first, then the endpoint's. A `.closed` event also tells the
+    /// outbound queue, so later sends to that connection fail at once.
+    func nextEvent() -> EndpointEvent? {
+        if !unsentReports.isEmpty { return .unsent(unsentReports.removeFirst()) }
+        guard let event = endpoint.pollEvent() else { return nil }
+        if case .closed(let id, _, _, _) = event { connectionClosed(id) }
+        return event
+    }
+
+    /// Hands events to the installed handler in batches while it wants more.
+    private func deliverEvents(to handler: InstalledEventHandler) {
+        while handlerDemand {
+            var batch: [EndpointEvent] = []
+            var bytes = 0
+            while batch.count < handler.maxEvents, bytes < handler.maxBytes, let event = nextEvent() {
+                switch event {
+                case .message(_, _, let payload), .datagram(_, _, let payload): bytes += payload.count
+                default: break
+                }
+                batch.append(event)
+            }
+            if batch.isEmpty { return }
+            statistics.eventsDelivered += batch.count
+            handlerDemand = handler.body(batch, &endpoint, clock.now)
+        }
+    }
+
+    /// Installs `handler`: from now on events go to it, and the stream ends.
+    func installEventHandler(_ handler: InstalledEventHandler) {
+        eventHandler = handler
+        handlerDemand = true
+        eventSource.finish()
+        guard !isClosed else { return }
+        afterInput()
+    }
+
+    /// The installed handler asked for more events.
+    func handlerDemandResumed() {
+        guard eventHandler != nil, !handlerDemand else { return }
+        handlerDemand = true
+        guard !isClosed else { return }
+        afterInput()
     }
 
     /// The consumer drained its buffer below the low watermark.
@@ -248,6 +321,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// The caller closes the channel afterwards.
     func close(reason: String) {
         guard !isClosed else { return }
+        // Nothing more is accepted; what was accepted but not taken by the endpoint is reported below.
+        failAllSends()
         let now = clock.now
         for id in endpoint.connectionIDs {
             endpoint.close(id, code: .noError, reason: reason, now: now)
@@ -255,7 +330,15 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
         flushTransmits(budget: .max)
         // The local `.closed` events are handed over even past the high watermark: the stream ends here.
-        while let event = endpoint.pollEvent() {
+        if let eventHandler {
+            var batch: [EndpointEvent] = []
+            while let event = nextEvent() { batch.append(event) }
+            if !batch.isEmpty {
+                statistics.eventsDelivered += batch.count
+                _ = eventHandler.body(batch, &endpoint, clock.now)
+            }
+        }
+        while let event = nextEvent() {
             eventBatch.removeAll(keepingCapacity: true)
             eventBatch.append(event)
             statistics.eventsDelivered += 1
@@ -271,9 +354,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         timer?.cancel()
         timer = nil
         armedDeadline = nil
-        while let pending = pendingSends.popFirst() {
-            pending.continuation.resume(returning: .failure(.driverClosed))
-        }
+        failAllSends()
         eventSource.finish()
     }
 
@@ -281,6 +362,11 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var currentStatistics: TransportStatistics {
         var result = statistics
         result.endpoint = endpoint.statistics
+        let counters = sendQueue.counters
+        result.messagesQueued = counters.messagesQueued
+        result.queueWaits = counters.queueWaits
+        result.outboundMessagesHeld = counters.messagesHeld
+        result.outboundBytesHeld = counters.bytesHeld
         return result
     }
 }

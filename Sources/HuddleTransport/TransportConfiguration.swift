@@ -31,6 +31,13 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var eventBufferHighWatermark: Int
     /// The buffered-event count below which the driver resumes taking events.
     public var eventBufferLowWatermark: Int
+    /// The most bytes of reliable messages the driver holds per connection and channel that the endpoint has not
+    /// taken yet (queued by ``UDPEndpointDriver/enqueue(_:on:to:)`` or ``UDPEndpointDriver/send(_:on:to:)``, or
+    /// waiting for the channel's send window); a sender that would exceed it waits. A single larger message is
+    /// accepted when nothing else is held for its connection and channel.
+    public var maxOutboundBytesPerChannel: Int
+    /// The most such messages per connection and channel (bounds the memory of many tiny messages).
+    public var maxOutboundMessagesPerChannel: Int
     /// `SO_RCVBUF` to request, or `nil` for the system default (the kernel caps it at `net.core.rmem_max`).
     public var socketReceiveBufferSize: Int?
     /// `SO_SNDBUF` to request, or `nil` for the system default (the kernel caps it at `net.core.wmem_max`).
@@ -55,6 +62,8 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.maxDatagramsPerFlush = 256
         self.eventBufferHighWatermark = 32
         self.eventBufferLowWatermark = 8
+        self.maxOutboundBytesPerChannel = 1 << 20
+        self.maxOutboundMessagesPerChannel = 4_096
         self.socketReceiveBufferSize = 4 * 1024 * 1024
         self.socketSendBufferSize = 4 * 1024 * 1024
     }

@@ -31,8 +31,30 @@ public struct TransportStatistics: Sendable, Hashable {
     public var eventsDelivered = 0
     /// Events discarded because the consumer of ``UDPEndpointDriver/events`` went away.
     public var eventsDiscarded = 0
-    /// Sends that had to wait for window space.
+    /// Times a channel's send window filled up while accepted messages still waited for it (they stay queued, and
+    /// once the outbound queue's allowance is used up the senders wait too).
     public var sendsSuspended = 0
+    /// Reliable messages accepted into the outbound queue (``UDPEndpointDriver/send(_:on:to:)`` and
+    /// ``UDPEndpointDriver/enqueue(_:on:to:)``).
+    public var messagesQueued = 0
+    /// Senders that found their connection and channel's outbound allowance used up and waited for room
+    /// (``TransportConfiguration/maxOutboundBytesPerChannel``, ``TransportConfiguration/maxOutboundMessagesPerChannel``).
+    public var queueWaits = 0
+    /// Messages accepted that the endpoint has not taken yet, at the moment of reading (queued, or waiting for their
+    /// send window); per connection and channel at most ``TransportConfiguration/maxOutboundMessagesPerChannel``.
+    public var outboundMessagesHeld = 0
+    /// The bytes of ``outboundMessagesHeld``.
+    public var outboundBytesHeld = 0
+    /// Drains of the outbound queue that took messages: each hands everything queued since the previous one to the
+    /// endpoint before one flush, so `messagesQueued / outboundDrains` is the average batch.
+    public var outboundDrains = 0
+    /// Accepted messages that never reached the endpoint because their connection closed (or their peer had no
+    /// connection) first, or the driver closed; each is also reported as `EndpointEvent.unsent` while the event
+    /// stream is open. Sends whose caller still waits (``UDPEndpointDriver/send(_:on:to:)``) fail instead and are not
+    /// counted here.
+    public var messagesUnsent = 0
+    /// The bytes of ``messagesUnsent``.
+    public var bytesUnsent = 0
     /// The endpoint's own counters (authentication failures, replays, handshakes, ...).
     public var endpoint: EndpointStatistics
 

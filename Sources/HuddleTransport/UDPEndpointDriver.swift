@@ -35,14 +35,17 @@ public final class UDPEndpointDriver: Sendable {
     /// The current channel: a new one replaces it when SwiftNIO closes the socket after a refused send.
     private let channel: NIOLockedValueBox<any Channel>
     private let handler: NIOLoopBound<EndpointChannelHandler>
+    /// Reliable messages on their way to the event loop.
+    private let outbound: OutboundQueue
 
     private init(
         channel: NIOLockedValueBox<any Channel>, handler: NIOLoopBound<EndpointChannelHandler>,
-        localAddress: NetworkAddress,
+        outbound: OutboundQueue, localAddress: NetworkAddress,
         staticKey: X25519PublicKey, events: EndpointEvents, usesSegmentationOffload: Bool, usesReceiveOffload: Bool
     ) {
         self.channel = channel
         self.handler = handler
+        self.outbound = outbound
         self.localAddress = localAddress
         self.staticKey = staticKey
         self.events = events
@@ -74,6 +77,9 @@ public final class UDPEndpointDriver: Sendable {
             transmitSlotSize: max(configuration.connection.maxDatagramSize, 148),
             eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1))
 
+        let outbound = OutboundQueue(
+            limits: .init(
+                bytes: transport.maxOutboundBytesPerChannel, messages: transport.maxOutboundMessagesPerChannel))
         let delegate = EventDemandDelegate()
         let produced = NIOAsyncSequenceProducer.makeSequence(
             elementType: EndpointEvent.self,
@@ -88,7 +94,8 @@ public final class UDPEndpointDriver: Sendable {
                 let endpoint = Endpoint(
                     configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator())
                 let handler = EndpointChannelHandler(
-                    endpoint: endpoint, clock: clock, settings: settings, eventSource: source)
+                    endpoint: endpoint, clock: clock, settings: settings, eventSource: source, sendQueue: outbound,
+                    loop: loop)
                 try channel.pipeline.syncOperations.addHandler(handler)
             }
         }
@@ -122,7 +129,7 @@ public final class UDPEndpointDriver: Sendable {
             loop: loop, transport: transport, receiveOffload: gro, address: bound, channel: channelBox)
         try? await loop.submit { handler.value.replaceChannel = { replacement.start(for: $0) } }.get()
         return UDPEndpointDriver(
-            channel: channelBox, handler: handler, localAddress: localAddress,
+            channel: channelBox, handler: handler, outbound: outbound, localAddress: localAddress,
             staticKey: configuration.identity.agreementKey.publicKey,
             events: EndpointEvents(producer: produced.sequence),
             usesSegmentationOffload: gso, usesReceiveOffload: gro)
@@ -178,6 +185,9 @@ public final class UDPEndpointDriver: Sendable {
         else {
             throw .invalidConfiguration("the event buffer needs 0 <= low watermark < high watermark")
         }
+        guard transport.maxOutboundBytesPerChannel > 0, transport.maxOutboundMessagesPerChannel > 0 else {
+            throw .invalidConfiguration("the outbound queue limits must be positive")
+        }
     }
 
     // MARK: - Application API
@@ -197,6 +207,35 @@ public final class UDPEndpointDriver: Sendable {
         }.get()
     }
 
+    /// Hands the endpoint's events to `handler` on the event loop from now on, instead of to ``events`` (which ends):
+    /// after every input, all available events in batches of at most `maxEvents` events and `maxBytes` message bytes,
+    /// while the handler wants more (see ``EndpointEventHandler``). This lets a consumer react to events where the
+    /// endpoint lives, without a round trip per event; it passes on what concerns other threads itself.
+    ///
+    /// Install it before connections exist (events taken before go to ``events``), once. Throws
+    /// ``TransportError/driverClosed`` after ``close()``.
+    public func handleEvents(
+        maxEvents: Int = 64, maxBytes: Int = 1 << 20, _ handler: @escaping EndpointEventHandler
+    ) async throws(TransportError) {
+        let bound = self.handler
+        let installed = InstalledEventHandler(body: handler, maxEvents: max(maxEvents, 1), maxBytes: max(maxBytes, 1))
+        do {
+            try await bound.eventLoop.submit {
+                guard !bound.value.isClosed else { throw TransportError.driverClosed }
+                bound.value.installEventHandler(installed)
+            }.get()
+        } catch {
+            throw .driverClosed
+        }
+    }
+
+    /// Resumes handing events to the handler installed with ``handleEvents(maxEvents:maxBytes:_:)`` after it returned
+    /// `false`. Returns at once (the event loop resumes asynchronously); harmless when it already wants more.
+    public func resumeEvents() {
+        let handler = self.handler
+        handler.eventLoop.execute { handler.value.handlerDemandResumed() }
+    }
+
     /// Authorises a peer (see ``Endpoint/addPeer(_:)``).
     public func addPeer(_ credentials: PeerCredentials) async throws {
         try await perform { endpoint, _ in try endpoint.addPeer(credentials) }
@@ -208,14 +247,19 @@ public final class UDPEndpointDriver: Sendable {
         try await perform { endpoint, now in try endpoint.connect(to: peer, at: address, now: now) }
     }
 
-    /// Queues a reliable message on `channel` of `connection`, suspending while that channel's send window is full
-    /// (it reopens as the peer acknowledges earlier messages). Sends on one channel keep their order, also while
-    /// suspended.
+    /// Queues a reliable message on `channel` of `connection` and waits until the endpoint has taken it, returning
+    /// its sequence number (what ``EndpointEvent/delivered(_:channel:sequence:)`` later names). Waits while the
+    /// channel's send window is full (it reopens as the peer acknowledges earlier messages). Sends on one channel keep
+    /// their order, also while waiting, and also relative to ``enqueue(_:on:to:)``.
     ///
-    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above 256 KiB,
-    /// ``TransportError/connectionClosed(_:)`` if the connection is or becomes closed before the message is queued,
-    /// ``TransportError/driverClosed`` after ``close()``, ``TransportError/cancelled`` if the task is cancelled while
-    /// waiting (the message is then not sent). Never fails merely because the window is full.
+    /// Each call waits for a round trip to the event loop; to send many messages quickly, use
+    /// ``enqueue(_:on:to:)``, which returns once the message is queued and lets the driver coalesce it with others.
+    ///
+    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above 256 KiB (before waiting),
+    /// ``TransportError/connectionClosed(_:)`` if the connection is or becomes closed before the endpoint took the
+    /// message, ``TransportError/driverClosed`` after ``close()``, ``TransportError/cancelled`` if the task is
+    /// cancelled before the endpoint took it (the message is then not sent). Never fails merely because the window is
+    /// full.
     @discardableResult
     public func send(
         _ message: [UInt8], on channel: ChannelID, to connection: ConnectionID
@@ -224,19 +268,116 @@ public final class UDPEndpointDriver: Sendable {
             throw .messageTooLarge(size: message.count, limit: WireLimits.maxMessageSize)
         }
         let ticket = SendTicket()
-        let handler = self.handler
+        let (handler, outbound) = (self.handler, self.outbound)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let pending = PendingSend(
-                    ticket: ticket, message: message, channel: channel, connection: connection,
-                    continuation: continuation)
-                handler.eventLoop.execute { handler.value.enqueueSend(pending) }
+                let send = PendingSend(
+                    message: message, channel: channel, destination: .connection(connection), ticket: ticket,
+                    completion: continuation)
+                switch outbound.offer(send) {
+                case .accepted(let scheduleDrain):
+                    if scheduleDrain { Self.scheduleDrain(handler) }
+                case .refused(let error):
+                    continuation.resume(returning: .failure(error))
+                case .full:
+                    switch outbound.wait(.init(send: send, ticket: ticket, admission: nil)) {
+                    case .accepted(let scheduleDrain):
+                        if scheduleDrain { Self.scheduleDrain(handler) }
+                    case .waiting:
+                        break
+                    case .refused(let error):
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
             }
         } onCancel: {
             ticket.cancel()
-            handler.eventLoop.execute { handler.value.cancelSend(ticket) }
+            if let waiter = outbound.removeWaiter(ticket) {
+                waiter.refuse(.cancelled)
+            } else {
+                handler.eventLoop.execute { handler.value.cancelSend(ticket) }
+            }
         }
         return try result.get()
+    }
+
+    /// Queues a reliable message on `channel` of `connection` and returns as soon as the driver's outbound queue has
+    /// accepted it, without waiting for the event loop: messages sent in quick succession are handed to the endpoint
+    /// together by one drain task and coalesced into packets before one flush.
+    ///
+    /// Guarantees: FIFO per connection and channel (also across waiting, and together with
+    /// ``send(_:on:to:)``); waits only while the connection and channel already hold
+    /// ``TransportConfiguration/maxOutboundBytesPerChannel`` bytes or
+    /// ``TransportConfiguration/maxOutboundMessagesPerChannel`` messages that the endpoint has not taken (which
+    /// happens when the send window stays full: the peer reads slowly or the path is slow), never fails for that.
+    /// An accepted message is never lost silently: if its connection closes (or the driver closes) before the
+    /// endpoint takes it, it is reported as ``EndpointEvent/unsent(_:)`` on ``events`` and counted in
+    /// ``TransportStatistics/messagesUnsent``; once the endpoint took it, the connection's
+    /// ``EndpointEvent/closed(_:peer:reason:undelivered:)`` lists it if it was not acknowledged.
+    ///
+    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above 256 KiB (at once),
+    /// ``TransportError/connectionClosed(_:)`` if the connection is known to be closed when the message is offered
+    /// or while its sender waits for room, ``TransportError/driverClosed`` after ``close()``,
+    /// ``TransportError/cancelled`` if the task is cancelled before the message is accepted (then it is not sent).
+    public func enqueue(
+        _ message: [UInt8], on channel: ChannelID, to connection: ConnectionID
+    ) async throws(TransportError) {
+        try await enqueue(message, on: channel, destination: .connection(connection))
+    }
+
+    /// Queues a reliable message on `channel` for whatever connection to `peer` the endpoint has when the queue is
+    /// drained on the event loop (so a peer that reconnected is reached on its new connection), and returns once the
+    /// queue accepted it. Otherwise as ``enqueue(_:on:to:)``; if the peer has no connection when the message is
+    /// drained, it is reported as ``EndpointEvent/unsent(_:)``.
+    public func enqueue(
+        _ message: [UInt8], on channel: ChannelID, toPeer peer: X25519PublicKey
+    ) async throws(TransportError) {
+        try await enqueue(message, on: channel, destination: .peer(peer))
+    }
+
+    private func enqueue(
+        _ message: [UInt8], on channel: ChannelID, destination: OutboundDestination
+    ) async throws(TransportError) {
+        guard message.count <= WireLimits.maxMessageSize else {
+            throw .messageTooLarge(size: message.count, limit: WireLimits.maxMessageSize)
+        }
+        if Task.isCancelled { throw .cancelled }
+        let send = PendingSend(
+            message: message, channel: channel, destination: destination, ticket: nil, completion: nil)
+        switch outbound.offer(send) {
+        case .accepted(let scheduleDrain):
+            if scheduleDrain { Self.scheduleDrain(handler) }
+            return
+        case .refused(let error):
+            throw error
+        case .full:
+            break
+        }
+        let ticket = SendTicket()
+        let (handler, outbound) = (self.handler, self.outbound)
+        let refusal: TransportError? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiting = PendingSend(
+                    message: message, channel: channel, destination: destination, ticket: ticket, completion: nil)
+                switch outbound.wait(.init(send: waiting, ticket: ticket, admission: continuation)) {
+                case .accepted(let scheduleDrain):
+                    if scheduleDrain { Self.scheduleDrain(handler) }
+                    continuation.resume(returning: nil)
+                case .waiting:
+                    break
+                case .refused(let error):
+                    continuation.resume(returning: error)
+                }
+            }
+        } onCancel: {
+            ticket.cancel()
+            outbound.removeWaiter(ticket)?.refuse(.cancelled)
+        }
+        if let refusal { throw refusal }
+    }
+
+    private static func scheduleDrain(_ handler: NIOLoopBound<EndpointChannelHandler>) {
+        handler.eventLoop.execute { handler.value.drainOutbound() }
     }
 
     /// Queues an unreliable datagram (see ``Endpoint/sendDatagram(_:on:to:)``): never waits; the oldest queued

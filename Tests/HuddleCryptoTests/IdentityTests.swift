@@ -22,6 +22,18 @@ struct IdentityTests {
         #expect(identity.publicIdentity.fingerprint != other.publicIdentity.fingerprint)
     }
 
+    @Test("The fingerprint is eight dash-separated groups of four lowercase hex digits of BLAKE2b-256's first 16 bytes")
+    func fingerprintFormat() throws {
+        var random = ChaChaRandomGenerator(seed: 12)
+        for _ in 0..<50 {
+            let key = Identity(using: &random).publicIdentity.signingKey
+            let digest = BLAKE2b.hash(key.bytes, outputLength: 32)
+            let hex = digest.prefix(16).map { byte in (byte < 0x10 ? "0" : "") + String(byte, radix: 16) }
+            let expected = stride(from: 0, to: 16, by: 2).map { hex[$0] + hex[$0 + 1] }.joined(separator: "-")
+            #expect(key.fingerprint == expected)
+        }
+    }
+
     @Test("A failed write leaves no temporary file with secrets behind, and never follows a planted symlink")
     func writeFailures() throws {
         var random = ChaChaRandomGenerator(seed: 14)

@@ -30,8 +30,10 @@ struct ConnectionTable {
     /// For reads on hot paths too: reading `slots[slot]!.field` goes through the array's getter, which copies the
     /// whole connection (retaining and releasing each of its buffers) before picking the field; a modifying access
     /// does not copy.
-    mutating func withConnection<Result>(in slot: Int, _ body: (inout Connection) -> Result) -> Result {
-        body(&slots[slot]!)
+    mutating func withConnection<Result, Failure: Error>(
+        in slot: Int, _ body: (inout Connection) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(&slots[slot]!)
     }
 
     /// The connection with `id`, or `nil`. Assigning `nil` removes it; assigning to an absent ID adds it.

@@ -105,6 +105,13 @@ public struct Endpoint {
     /// The connection to `peer`, if any.
     public func connectionID(for peer: X25519PublicKey) -> ConnectionID? { connectionByPeer[peer] }
 
+    /// The peer of connection `id`, while the endpoint still has that connection (without copying the connection, as
+    /// ``connection(_:)`` does).
+    public func peer(of id: ConnectionID) -> X25519PublicKey? {
+        guard let slot = connections.slot(of: id) else { return nil }
+        return connections.slots[slot]?.peer
+    }
+
     /// The connection to `peer` unless it is closing or draining (then a new one replaces it).
     func liveConnection(to peer: X25519PublicKey) -> ConnectionID? {
         guard let id = connectionByPeer[peer], connections[id]?.isOpen == true else { return nil }
@@ -120,16 +127,22 @@ public struct Endpoint {
     ) throws(ProtocolError)
         -> MessageSequence
     {
-        guard connections[id] != nil else { throw .connectionClosed }
-        return try connections[id]!.send(message, on: channel)
+        // Through the slot: `connections[id] != nil` and the ID subscript's accessors copied the whole connection
+        // (retaining each of its buffers) for every message.
+        guard let slot = connections.slot(of: id) else { throw .connectionClosed }
+        return try connections.withConnection(in: slot) { connection throws(ProtocolError) in
+            try connection.send(message, on: channel)
+        }
     }
 
     /// Queues an unreliable datagram; see ``Connection/sendDatagram(_:on:)``.
     public mutating func sendDatagram(
         _ bytes: [UInt8], on channel: ChannelID, to id: ConnectionID
     ) throws(ProtocolError) {
-        guard connections[id] != nil else { throw .connectionClosed }
-        try connections[id]!.sendDatagram(bytes, on: channel)
+        guard let slot = connections.slot(of: id) else { throw .connectionClosed }
+        try connections.withConnection(in: slot) { connection throws(ProtocolError) in
+            try connection.sendDatagram(bytes, on: channel)
+        }
     }
 
     /// Closes a connection (CLOSE with `code` and `reason` is sent if keys exist).

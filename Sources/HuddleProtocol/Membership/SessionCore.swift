@@ -72,6 +72,9 @@ public struct SessionCore: Sendable {
                 membership.connectFailed(peer)
             }
             if !undelivered.isEmpty { events.append(.undelivered(to: peer, undelivered)) }
+        case .unsent(let report):
+            let peer = report.peer ?? report.connection.flatMap { peers[$0] }
+            events.append(.unsent(to: peer, channel: report.channel, count: report.count))
         }
         flush(&endpoint, now: now)
     }

@@ -23,4 +23,7 @@ public enum SessionEvent: Sendable {
     case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence)
     /// The connection to a peer closed with these messages unacknowledged (never silently lost).
     case undelivered(to: X25519PublicKey, [UndeliveredMessage])
+    /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
+    /// first; see ``UnsentMessages``). `to` is `nil` when the driver could not name the peer.
+    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int)
 }
