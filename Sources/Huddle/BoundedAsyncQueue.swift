@@ -28,7 +28,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
 
     /// Appends `element`, suspending while the queue is full. Returns `false` (dropping it) once finished.
     @discardableResult
-    func push(_ element: Element) async -> Bool {
+    nonisolated(nonsending) func push(_ element: Element) async -> Bool {
         while true {
             let step: PushStep = state.withLockedValue { state in
                 if state.finished { return .done(false, nil) }
@@ -59,9 +59,38 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
         }
     }
 
+    /// What ``tryPush(_:)`` did.
+    enum TryPush {
+        /// Buffered.
+        case buffered
+        /// The consumer was waiting: resume it with the element (outside any lock).
+        case handed(CheckedContinuation<Element?, Never>)
+        /// No room; nothing changed.
+        case full
+        /// The queue is finished; the element was dropped.
+        case finished
+    }
+
+    /// Appends `element` if there is room, without waiting.
+    func tryPush(_ element: Element) -> TryPush {
+        state.withLockedValue { state in
+            if state.finished { return .finished }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                return .handed(consumer)
+            }
+            guard state.buffer.count < capacity else { return .full }
+            state.buffer.append(element)
+            return .buffered
+        }
+    }
+
+    /// Whether a push would not wait now (the queue is not full, or finished).
+    var hasRoom: Bool { state.withLockedValue { $0.finished || $0.buffer.count < capacity } }
+
     /// Appends `elements` in order, suspending whenever the queue is full. Returns `false` once finished (the rest
     /// is dropped).
-    func push(contentsOf elements: [Element]) async -> Bool {
+    nonisolated(nonsending) func push(contentsOf elements: [Element]) async -> Bool {
         var index = 0
         while index < elements.count {
             let (accepted, consumer, handed) = state.withLockedValue {
@@ -95,7 +124,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element, waiting for one; `nil` once finished and drained, or when the waiting task is cancelled.
-    func next() async -> Element? {
+    nonisolated(nonsending) func next() async -> Element? {
         if Task.isCancelled { return nil }
         // Without suspending when an element is there (the common case for a busy stream).
         let (ready, producers) = state.withLockedValue { state -> (Element?, [CheckedContinuation<Void, Never>]) in

@@ -71,8 +71,11 @@ final class EventInbox: Sendable {
         return room
     }
 
+    /// Whether everything pushed has been dispatched (nothing is queued or being dispatched).
+    var isIdle: Bool { state.withLockedValue { $0.events == 0 && $0.bytes == 0 } }
+
     /// Everything pushed so far, waiting for something; `nil` once finished or when the waiting task is cancelled.
-    func next() async -> [Batch]? {
+    nonisolated(nonsending) func next() async -> [Batch]? {
         if Task.isCancelled { return nil }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
