@@ -59,35 +59,6 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
         }
     }
 
-    /// What ``tryPush(_:)`` did.
-    enum TryPush {
-        /// Buffered.
-        case buffered
-        /// The consumer was waiting: resume it with the element (outside any lock).
-        case handed(CheckedContinuation<Element?, Never>)
-        /// No room; nothing changed.
-        case full
-        /// The queue is finished; the element was dropped.
-        case finished
-    }
-
-    /// Appends `element` if there is room, without waiting.
-    func tryPush(_ element: Element) -> TryPush {
-        state.withLockedValue { state in
-            if state.finished { return .finished }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                return .handed(consumer)
-            }
-            guard state.buffer.count < capacity else { return .full }
-            state.buffer.append(element)
-            return .buffered
-        }
-    }
-
-    /// Whether a push would not wait now (the queue is not full, or finished).
-    var hasRoom: Bool { state.withLockedValue { $0.finished || $0.buffer.count < capacity } }
-
     /// Appends `elements` in order, suspending whenever the queue is full. Returns `false` once finished (the rest
     /// is dropped).
     nonisolated(nonsending) func push(contentsOf elements: [Element]) async -> Bool {

@@ -71,9 +71,6 @@ final class EventInbox: Sendable {
         return room
     }
 
-    /// Whether everything pushed has been dispatched (nothing is queued or being dispatched).
-    var isIdle: Bool { state.withLockedValue { $0.events == 0 && $0.bytes == 0 } }
-
     /// Everything pushed so far, waiting for something; `nil` once finished or when the waiting task is cancelled.
     nonisolated(nonsending) func next() async -> [Batch]? {
         if Task.isCancelled { return nil }

@@ -136,7 +136,7 @@ public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
         /// The next message, or `nil` when the session is over.
         public mutating func next() async -> Element? {
             if subscription == nil {
-                let (id, queue) = stream.engine.subscribe(
+                let (id, queue) = await stream.engine.subscribe(
                     reliable: stream.reliable, kind: stream.kind, typeName: stream.typeName)
                 subscription = Subscription(id: id, queue: queue, engine: stream.engine)
             }
@@ -165,7 +165,8 @@ public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
 
         deinit {
             queue.finish()
-            engine.unsubscribe(id)
+            let (engine, id) = (self.engine, self.id)
+            Task { await engine.unsubscribe(id) }
         }
     }
 }

@@ -47,6 +47,17 @@ actor SessionEngine {
     /// The most endpoint events (and message bytes) the cores handle per event-loop call.
     static let eventBatchLimit = (events: 64, bytes: 1 << 20)
 
+    struct Subscription {
+        var reliable: Bool
+        var kind: MessageEnvelope.Kind
+        var typeName: String
+        var queue: BoundedAsyncQueue<ReceivedMessage>
+
+        func matches(_ message: ReceivedMessage) -> Bool {
+            message.reliable == reliable && message.envelope.kind == kind && message.envelope.typeName == typeName
+        }
+    }
+
     let driver: UDPEndpointDriver
     let identity: Identity
     let name: String
@@ -67,11 +78,18 @@ actor SessionEngine {
     private var joinWaiters: [CheckedContinuation<Void, any Error>] = []
     /// Set by a `.joined` event; the waiters are resumed at the end of the output that carried it.
     private var joinCompleted = false
-    /// The messenger streams' subscriptions and the unclaimed messages, shared with the event loop.
-    nonisolated let router: MessageRouter
+    private var subscriptions: [Int: Subscription] = [:]
+    private var nextSubscription = 0
+    private var unclaimed = Deque<ReceivedMessage>()
+    /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
+    private var participantCache: [X25519PublicKey: Participant] = [:]
     private var eventTask: Task<Void, Never>?
     private var housekeepingTask: Task<Void, Never>?
     private var journalTimerTask: Task<Void, Never>?
+    /// Messages dropped because nobody subscribed to their type and the unclaimed buffer was full.
+    private(set) var unclaimedDropped = 0
+    /// Messages that were not valid messenger envelopes.
+    private(set) var undecodableDropped = 0
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddress: NetworkAddress,
@@ -83,8 +101,6 @@ actor SessionEngine {
         self.advertisedAddress = advertisedAddress
         self.dataRoot = dataRoot
         self.logger = logger
-        self.router = MessageRouter(
-            subscriptionCapacity: Self.subscriptionCapacity, maxUnclaimed: Self.maxUnclaimedMessages, logger: logger)
     }
 
     /// Starts handling the transport's events: on the event loop, each batch of endpoint events runs through the
@@ -94,7 +110,6 @@ actor SessionEngine {
         guard eventTask == nil else { return }
         let core = self.core
         let inbox = self.inbox
-        let router = self.router
         let limit = Self.eventBatchLimit
         try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) { events, endpoint, now in
             let batch = core.withLockedValue { box -> EventInbox.Batch? in
@@ -103,16 +118,7 @@ actor SessionEngine {
                 for event in events { box!.handle(event, endpoint: &endpoint, now: now) }
                 return EventInbox.Batch(generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
             }
-            guard var batch, !batch.output.isEmpty else { return true }
-            // Messages go straight into the streams while nothing older waits for the engine.
-            if inbox.isIdle {
-                let taken = router.deliverDirectly(batch.output.sessionEvents, generation: batch.generation)
-                if taken > 0 {
-                    batch.output.sessionEvents.removeFirst(taken)
-                    if batch.output.isEmpty { return true }
-                    batch = EventInbox.Batch(generation: batch.generation, output: batch.output)
-                }
-            }
+            guard let batch, !batch.output.isEmpty else { return true }
             return inbox.push(batch)
         }
         eventTask = Task { await self.runEvents() }
@@ -139,6 +145,7 @@ actor SessionEngine {
     func begin(_ context: SessionContext) async throws {
         if let current = self.context, !current.isInvalidated { throw HuddleError.alreadyInSession }
         self.context = context
+        unclaimed.removeAll()
         context.journal.saw(context.local)
         switch context.plan {
         case .start(let membership):
@@ -171,7 +178,6 @@ actor SessionEngine {
         context?.journal.store = store
         generation += 1
         let generation = self.generation
-        if let context { router.begin(context, generation: generation) }
         let core = self.core
         let output = try await driver.perform { endpoint, now in
             core.withLockedValue { box -> SessionCores.Output in
@@ -245,7 +251,8 @@ actor SessionEngine {
         inbox.finish()
         housekeepingTask?.cancel()
         journalTimerTask?.cancel()
-        router.end()
+        for subscription in subscriptions.values { subscription.queue.finish() }
+        subscriptions.removeAll()
     }
 
     private func waitForAcknowledgements() async {
@@ -287,7 +294,10 @@ actor SessionEngine {
                 box = nil
             }
         }
-        router.end()
+        for subscription in subscriptions.values { subscription.queue.finish() }
+        subscriptions.removeAll()
+        unclaimed.removeAll()
+        participantCache.removeAll()
         // Leaving a session deletes its attachments from this node (the others keep theirs).
         if let context, let store = context.journal.store {
             context.journal.finish()
@@ -512,20 +522,40 @@ actor SessionEngine {
     // MARK: - Subscriptions
 
     /// A new subscription; messages that arrived before it and match are handed over first.
-    nonisolated func subscribe(
+    func subscribe(
         reliable: Bool, kind: MessageEnvelope.Kind, typeName: String
-    ) -> (Int, BoundedAsyncQueue<ReceivedMessage>) {
-        router.subscribe(reliable: reliable, kind: kind, typeName: typeName)
+    ) async -> (
+        Int, BoundedAsyncQueue<ReceivedMessage>
+    ) {
+        let queue = BoundedAsyncQueue<ReceivedMessage>(capacity: Self.subscriptionCapacity)
+        let subscription = Subscription(reliable: reliable, kind: kind, typeName: typeName, queue: queue)
+        let id = nextSubscription
+        nextSubscription += 1
+        if let context, context.isInvalidated {
+            queue.finish()
+            return (id, queue)
+        }
+        subscriptions[id] = subscription
+        var kept = Deque<ReceivedMessage>()
+        while let message = unclaimed.popFirst() {
+            if subscription.matches(message) {
+                await queue.push(message)
+            } else {
+                kept.append(message)
+            }
+        }
+        unclaimed = kept
+        return (id, queue)
     }
 
     /// How many messages each subscription holds (for tests).
-    nonisolated func bufferedMessageCounts() -> [Int] {
-        router.bufferedMessageCounts()
+    func bufferedMessageCounts() -> [Int] {
+        subscriptions.values.map { $0.queue.count }
     }
 
     /// Ends a subscription (its consumer went away).
-    nonisolated func unsubscribe(_ id: Int) {
-        router.unsubscribe(id)
+    func unsubscribe(_ id: Int) {
+        subscriptions.removeValue(forKey: id)?.queue.finish()
     }
 
     // MARK: - Events
@@ -548,19 +578,19 @@ actor SessionEngine {
     /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
     /// its share in one push (one wake-up of its reader per batch, not per message).
     private func dispatch(_ output: SessionCores.Output) async {
-        var routed = MessageRouter.Routed()
+        var routed = RoutedMessages()
         for event in output.sessionEvents {
             switch event {
             case .message(let from, let channel, let bytes) where channel == Self.messengerChannel:
-                router.collect(bytes, from: from, reliable: true, into: &routed)
+                collect(bytes, from: from, reliable: true, into: &routed)
             case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
-                router.collect(bytes, from: from, reliable: false, into: &routed)
+                collect(bytes, from: from, reliable: false, into: &routed)
             default:
-                if !routed.targets.isEmpty { await router.deliver(&routed) }
+                await deliver(&routed)
                 await dispatch(event)
             }
         }
-        if !routed.targets.isEmpty { await router.deliver(&routed) }
+        await deliver(&routed)
         if joinCompleted {
             joinCompleted = false
             let waiters = joinWaiters
@@ -612,14 +642,14 @@ actor SessionEngine {
             await teardown(closing: true)
         case .message(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            var routed = MessageRouter.Routed()
-            router.collect(bytes, from: from, reliable: true, into: &routed)
-            await router.deliver(&routed)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: true, into: &routed)
+            await deliver(&routed)
         case .datagram(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
-            var routed = MessageRouter.Routed()
-            router.collect(bytes, from: from, reliable: false, into: &routed)
-            await router.deliver(&routed)
+            var routed = RoutedMessages()
+            collect(bytes, from: from, reliable: false, into: &routed)
+            await deliver(&routed)
         case .delivered:
             break
         case .undelivered(_, let messages):
@@ -627,6 +657,66 @@ actor SessionEngine {
         case .unsent(_, _, let count):
             logger.info(
                 "connection closed with messages still queued; they were not sent", metadata: ["count": "\(count)"])
+        }
+    }
+
+    /// The participant `member` is, from the cache when its record still names it the same way.
+    private func participant(_ member: MemberRecord) -> Participant {
+        if let cached = participantCache[member.staticKey], cached.name == member.name,
+            cached.signingKey == member.identity.signingKey
+        {
+            return cached
+        }
+        let participant = Participant(member)
+        participantCache[member.staticKey] = participant
+        return participant
+    }
+
+    /// Messages on their way to subscriptions, per subscription, in arrival order.
+    struct RoutedMessages {
+        var targets: [(id: Int, queue: BoundedAsyncQueue<ReceivedMessage>, messages: [ReceivedMessage])] = []
+    }
+
+    /// Decodes a messenger message and adds it to the share of every subscription it matches; a message nobody
+    /// subscribed to is kept for a later subscription (up to ``maxUnclaimedMessages``).
+    private func collect(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool, into routed: inout RoutedMessages)
+    {
+        guard context.map({ !$0.isInvalidated }) ?? false else { return }
+        guard let envelope = MessageEnvelope(decoding: bytes) else {
+            undecodableDropped += 1
+            return
+        }
+        let message = ReceivedMessage(envelope: envelope, source: participant(member), reliable: reliable)
+        var claimed = false
+        for (id, target) in subscriptions where target.matches(message) {
+            claimed = true
+            if let index = routed.targets.firstIndex(where: { $0.id == id }) {
+                routed.targets[index].messages.append(message)
+            } else {
+                routed.targets.append((id, target.queue, [message]))
+            }
+        }
+        guard claimed else {
+            if unclaimed.count < Self.maxUnclaimedMessages {
+                unclaimed.append(message)
+            } else {
+                unclaimedDropped += 1
+                logger.warning(
+                    "dropped a message nobody subscribed to",
+                    metadata: ["type": "\(envelope.typeName)", "dropped": "\(unclaimedDropped)"])
+            }
+            return
+        }
+    }
+
+    /// Pushes the collected messages into their subscriptions (waiting while one is full: that is the backpressure)
+    /// and empties `routed`. A subscription whose reader went away is removed.
+    private func deliver(_ routed: inout RoutedMessages) async {
+        guard !routed.targets.isEmpty else { return }
+        let targets = routed.targets
+        routed.targets.removeAll()
+        for target in targets where !(await target.queue.push(contentsOf: target.messages)) {
+            subscriptions[target.id] = nil
         }
     }
 }

@@ -45,8 +45,6 @@ struct MessengerFlowTests {
         let statistics = try await host.statistics()
         #expect(statistics.messagesQueued >= count)
         #expect(statistics.messagesUnsent == 0)
-        // While the reader keeps up, the event loop puts messages straight into the stream.
-        #expect(guest.engine.router.counters.deliveredDirectly > 0)
     }
 
     @Test("A reader that stops holds the sender back without losing anything; reading again resumes it")
@@ -104,7 +102,7 @@ struct MessengerFlowTests {
         #expect(stalled, "the sender never stopped")
         #expect(last < count, "every message was accepted while nobody read")
         // The stream is full at its capacity and holds no more; the rest waits in the engine and the transports.
-        let buffered = guest.engine.bufferedMessageCounts()
+        let buffered = await guest.engine.bufferedMessageCounts()
         #expect(buffered.max() == SessionEngine.subscriptionCapacity, "\(buffered)")
         // Reading again lets everything through, in order.
         open.yield()
