@@ -28,7 +28,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
 
     /// Appends `element`, suspending while the queue is full. Returns `false` (dropping it) once finished.
     @discardableResult
-    func push(_ element: Element) async -> Bool {
+    nonisolated(nonsending) func push(_ element: Element) async -> Bool {
         while true {
             let step: PushStep = state.withLockedValue { state in
                 if state.finished { return .done(false, nil) }
@@ -61,7 +61,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
 
     /// Appends `elements` in order, suspending whenever the queue is full. Returns `false` once finished (the rest
     /// is dropped).
-    func push(contentsOf elements: [Element]) async -> Bool {
+    nonisolated(nonsending) func push(contentsOf elements: [Element]) async -> Bool {
         var index = 0
         while index < elements.count {
             let (accepted, consumer, handed) = state.withLockedValue {
@@ -95,7 +95,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element, waiting for one; `nil` once finished and drained, or when the waiting task is cancelled.
-    func next() async -> Element? {
+    nonisolated(nonsending) func next() async -> Element? {
         if Task.isCancelled { return nil }
         // Without suspending when an element is there (the common case for a busy stream).
         let (ready, producers) = state.withLockedValue { state -> (Element?, [CheckedContinuation<Void, Never>]) in

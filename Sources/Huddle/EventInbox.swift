@@ -72,7 +72,7 @@ final class EventInbox: Sendable {
     }
 
     /// Everything pushed so far, waiting for something; `nil` once finished or when the waiting task is cancelled.
-    func next() async -> [Batch]? {
+    nonisolated(nonsending) func next() async -> [Batch]? {
         if Task.isCancelled { return nil }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

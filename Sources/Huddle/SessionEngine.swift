@@ -76,6 +76,8 @@ actor SessionEngine {
     /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
     private let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
     private var joinWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Set by a `.joined` event; the waiters are resumed at the end of the output that carried it.
+    private var joinCompleted = false
     private var subscriptions: [Int: Subscription] = [:]
     private var nextSubscription = 0
     private var unclaimed = Deque<ReceivedMessage>()
@@ -589,6 +591,12 @@ actor SessionEngine {
             }
         }
         await deliver(&routed)
+        if joinCompleted {
+            joinCompleted = false
+            let waiters = joinWaiters
+            joinWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
         guard let context, !context.isInvalidated else { return }
         for event in output.journalEvents { context.journal.apply(event) }
     }
@@ -606,9 +614,8 @@ actor SessionEngine {
                 return
             }
             context.state.update(.joined)
-            let waiters = joinWaiters
-            joinWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
+            // The joiner resumes once the rest of this output (the members' arrivals) is applied too.
+            joinCompleted = true
         case .participantJoined(let member):
             context.journal.saw(Participant(member))
             var participants = context.participants.value

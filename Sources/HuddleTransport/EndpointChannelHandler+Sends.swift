@@ -178,11 +178,13 @@ extension EndpointChannelHandler {
             addressed = connection
             peer = key
         }
-        if let last = unsentReports.last, last.connection == addressed, last.peer == peer,
-            last.channel == send.channel
-        {
-            unsentReports[unsentReports.count - 1].count += 1
-            unsentReports[unsentReports.count - 1].bytes += send.message.count
+        // One report per connection, peer and channel until handed out, so the list stays as small as the set of
+        // destinations even while nobody takes events.
+        if let index = unsentReports.firstIndex(where: {
+            $0.connection == addressed && $0.peer == peer && $0.channel == send.channel
+        }) {
+            unsentReports[index].count += 1
+            unsentReports[index].bytes += send.message.count
         } else {
             unsentReports.append(
                 UnsentMessages(

@@ -9,8 +9,12 @@ import NIOCore
 /// taking events from the endpoint. Nothing is dropped: undelivered messages stay in the endpoint and hold the
 /// connection's flow-control credit, so the peer's sends suspend until the consumer catches up, while ACKs and
 /// timers keep running. The sequence ends after ``UDPEndpointDriver/close()`` (or a channel failure) once the events
-/// already taken have been consumed. If the consumer stops iterating for good, later events are discarded and
-/// counted in ``TransportStatistics/eventsDiscarded``.
+/// already taken have been consumed, and at once when a handler is installed with
+/// ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)`` (events then go there). If the consumer stops iterating
+/// for good, later events are discarded and counted in ``TransportStatistics/eventsDiscarded``.
+///
+/// Besides the endpoint's own events it carries the driver's reports of queued messages that never reached the
+/// endpoint (`EndpointEvent.unsent`, see ``UDPEndpointDriver/enqueue(_:on:to:)``).
 public struct EndpointEvents: AsyncSequence, Sendable {
     /// Every event is an ``EndpointEvent``.
     public typealias Element = EndpointEvent

@@ -9,12 +9,16 @@ import NIOPosix
 /// core meets sockets, clocks and the system RNG.
 ///
 /// Threading: the endpoint lives on the channel's event loop and is only ever touched there; every method of the
-/// driver hops to that loop. The driver is `Sendable` because it holds only immutable values and a `NIOLoopBound`
-/// reference to the loop-confined ``EndpointChannelHandler`` (checked on every access).
+/// driver hops to that loop, except ``enqueue(_:on:to:)`` / ``enqueue(_:on:toPeer:)``, which append to a
+/// lock-protected outbound queue that one drain task per batch hands to the endpoint on the loop. The driver is
+/// `Sendable` because it holds only immutable values, that queue, and a `NIOLoopBound` reference to the loop-confined
+/// ``EndpointChannelHandler`` (checked on every access).
 ///
 /// Hot path: reads are batched (vector reads, or UDP GRO split by segment size), each datagram is decrypted in a
-/// reused buffer, and after each read batch the pending transmits are written in one flush, equal-size datagrams
-/// to one destination coalesced into a UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
+/// reused buffer, events go to ``events`` or, without a thread switch, to a handler installed with
+/// ``handleEvents(maxEvents:maxBytes:_:)``, and after each read batch or drain the pending transmits are written in
+/// one flush (small messages queued together share packets), equal-size datagrams to one destination coalesced into a
+/// UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
 ///
 /// Refused sends: SwiftNIO closes the socket when the kernel refuses a datagram (EPERM from a firewall, EACCES,
 /// EINVAL, ENETUNREACH); the driver then binds a new one on the same address and carries on (`ChannelReplacement`).
