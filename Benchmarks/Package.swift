@@ -28,10 +28,11 @@ let package = Package(
             ],
             path: "Benchmarks/InMemoryTransfer"
         ),
+        // Not under Benchmarks/: the benchmark plugin runs every executable there as a benchmark suite.
         .executableTarget(
             name: "ProtocolProfile",
             dependencies: ["InMemoryTransfer"],
-            path: "Benchmarks/ProtocolProfile"
+            path: "Tools/ProtocolProfile"
         ),
         .executableTarget(
             name: "WireBenchmarks",
