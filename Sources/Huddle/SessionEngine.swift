@@ -21,10 +21,10 @@ struct ReceivedMessage: Sendable {
 /// The cores live in a lock-protected box that is only touched on the event loop, together with the endpoint they
 /// drive: inside ``UDPEndpointDriver/perform(_:)`` for local operations, and in the event handler the engine installs
 /// with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through
-/// them where they arrive and passes the output to the actor through an ``EventInbox``. The journal's store operations run there too: a 64 KiB
-/// write or read of the page cache takes tens of microseconds, less than the handling of the datagrams that carried
-/// the chunk. File work that grows with an attachment's size (adding, loading, saving) runs on NIO's blocking-I/O
-/// thread pool instead.
+/// them where they arrive and passes the output to the actor through an ``EventInbox``. The journal's store
+/// operations run there too: a 64 KiB write or read of the page cache takes tens of microseconds, less than the
+/// handling of the datagrams that carried the chunk. File work that grows with an attachment's size (adding,
+/// loading, saving) runs on NIO's blocking-I/O thread pool instead.
 actor SessionEngine {
     /// How long joining waits for a WELCOME.
     static let joinTimeout: Duration = .seconds(30)
