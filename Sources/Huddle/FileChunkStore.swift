@@ -243,17 +243,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
             if !renamed { unlink(temporary) }
         }
         do throws(FileChunkStoreError) {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
-            defer { buffer.deallocate() }
-            var offset: UInt64 = 0
-            while offset < size {
-                let piece = UnsafeMutableRawBufferPointer(
-                    rebasing: buffer[0..<Int(min(UInt64(Self.pieceSize), size - offset))])
-                let count = try Self.readFully(source, into: piece, at: Int64(offset), path: dataPath)
-                // The data file shrank since its length was checked.
-                guard count == piece.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
-                try Self.writeAll(descriptor, UnsafeRawBufferPointer(piece), at: Int64(offset), path: destinationPath)
-                offset += UInt64(count)
+            try Self.readPieces(source, size: size, path: dataPath) { piece, offset throws(FileChunkStoreError) in
+                try Self.writeAll(descriptor, piece, at: Int64(offset), path: destinationPath)
             }
             guard fsync(descriptor) == 0 else { throw Self.writeFailure("write", destinationPath, errno) }
         } catch {
@@ -282,18 +273,28 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         defer { close(source) }
         try Self.requireLength(source, size, path: dataPath)
         var hasher = try! BLAKE2b(outputLength: 64)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
+        try Self.readPieces(source, size: size, path: dataPath) { piece, _ in hasher.update(piece) }
+        return hasher.finalize()
+    }
+
+    /// Reads the first `size` bytes of `source` in ``pieceSize`` pieces through one buffer, handing each piece and
+    /// its offset to `body`. Throws if the file holds fewer bytes than `size` (it shrank since its length was
+    /// checked).
+    private static func readPieces(
+        _ source: Int32, size: UInt64, path: String,
+        _ body: (UnsafeRawBufferPointer, UInt64) throws(FileChunkStoreError) -> Void
+    ) throws(FileChunkStoreError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset: UInt64 = 0
         while offset < size {
             let piece = UnsafeMutableRawBufferPointer(
-                rebasing: buffer[0..<Int(min(UInt64(Self.pieceSize), size - offset))])
-            let count = try Self.readFully(source, into: piece, at: Int64(offset), path: dataPath)
-            guard count == piece.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
-            hasher.update(UnsafeRawBufferPointer(piece))
+                rebasing: buffer[0..<Int(min(UInt64(pieceSize), size - offset))])
+            let count = try readFully(source, into: piece, at: Int64(offset), path: path)
+            guard count == piece.count else { throw .io(operation: "read", path: path, errno: ENODATA) }
+            try body(UnsafeRawBufferPointer(piece), offset)
             offset += UInt64(count)
         }
-        return hasher.finalize()
     }
 
     /// The first `size` bytes of `id`'s data file, in memory (for attachments small enough to load whole). The data
