@@ -34,7 +34,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// The current state, then every change; ends after ``GroupSessionState/invalidated(reason:)``.
     public var states: AsyncStream<State> { context.state.stream() }
 
-    /// The participants currently active (connected and in the roster), this node included while joined.
+    /// The participants currently active, this node included while joined: every member of the roster that has not
+    /// left or become unreachable, whether or not the connection to it is up yet (messages to it wait for the
+    /// connection). A newcomer is active from the moment this node learns of it, so a message sent right after its
+    /// `.joined` change reaches it.
     public var activeParticipants: Set<Participant> { context.participants.value }
 
     /// The active participants now, then after every change (a participant joined, left, or became unreachable).
@@ -43,6 +46,12 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// Every change to the active participants, with its reason, from now on (each observer buffers up to 1024).
     public var participantChanges: AsyncStream<ParticipantChange> { context.changes.stream() }
+
+    /// Every report of reliable messenger messages that will not be delivered to a participant (it left, became
+    /// unreachable or restarted, or the session ended first), from now on (each observer buffers up to 1024
+    /// reports). Together with delivery this accounts for every message a reliable ``Messenger`` accepted: nothing
+    /// is lost silently.
+    public var deliveryFailures: AsyncStream<DeliveryFailure> { context.deliveryFailures.stream() }
 
     /// Round-trip time and loss for every other active participant.
     public func peerStatistics() async throws -> [PeerStatistics] {

@@ -1,3 +1,5 @@
+import HuddleProtocol
+
 /// One change to a session's active participants, with its reason; ``GroupSession/participantChanges`` yields them
 /// in order.
 public enum ParticipantChange: Sendable, Hashable {
@@ -10,8 +12,21 @@ public enum ParticipantChange: Sendable, Hashable {
     public enum DepartureReason: String, Sendable, Hashable {
         /// It left (or ended the session).
         case left
-        /// Its connection was lost without a goodbye (crash, network failure): detected by the idle timeout.
+        /// Its connection was lost without a goodbye (crash, network failure: detected by the idle timeout), or
+        /// could not be set up.
         case unreachable
+        /// It crashed and rejoined: the participant it was lost its state, and a `.joined` for it follows.
+        case restarted
+    }
+}
+
+extension ParticipantChange.DepartureReason {
+    init(_ reason: MembershipAction.DepartureReason) {
+        switch reason {
+        case .left: self = .left
+        case .unreachable: self = .unreachable
+        case .restarted: self = .restarted
+        }
     }
 }
 

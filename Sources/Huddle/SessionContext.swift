@@ -22,6 +22,8 @@ final class SessionContext: Sendable {
     let changes = EventFanOut<ParticipantChange>(bufferLimit: 1024)
     /// The session's attachments.
     let journal = JournalContext()
+    /// Reliable messages that will not be delivered, for every observer.
+    let deliveryFailures = EventFanOut<DeliveryFailure>(bufferLimit: 1024)
 
     init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
         self.id = id
@@ -46,6 +48,7 @@ final class SessionContext: Sendable {
         participants.finish()
         activity.finish()
         changes.finish()
+        deliveryFailures.finish()
         journal.finish()
     }
 }

@@ -226,6 +226,7 @@ actor SessionEngine {
             cores.session.update(&endpoint, now: now) { $0.leave() }
         }
         await waitForAcknowledgements()
+        await reportUnconfirmed()
         failJoin(.invalidated(.left))
         context.invalidate(.left)
         await teardown(closing: true)
@@ -236,6 +237,7 @@ actor SessionEngine {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
         _ = try? await performOnCore { cores, endpoint, now in cores.session.update(&endpoint, now: now) { $0.end() } }
         await waitForAcknowledgements()
+        await reportUnconfirmed()
         context.invalidate(.ended(by: nil))
         await teardown(closing: true)
     }
@@ -253,6 +255,20 @@ actor SessionEngine {
         journalTimerTask?.cancel()
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
+    }
+
+    /// Reports every messenger message still unacknowledged on a connection as failed with
+    /// ``DeliveryFailure/Reason/sessionEnded``: the session is over for this node before they were confirmed.
+    private func reportUnconfirmed() async {
+        let pending =
+            (try? await driver.perform { endpoint, _ in
+                endpoint.connectionIDs.compactMap { id -> (X25519PublicKey, Int)? in
+                    guard let connection = endpoint.connection(id) else { return nil }
+                    let count = connection.unacknowledgedMessageCount(on: Self.messengerChannel)
+                    return count > 0 ? (connection.peer, count) : nil
+                }
+            }) ?? []
+        for (peer, count) in pending { reportFailure(count: count, to: peer, reason: .sessionEnded) }
     }
 
     private func waitForAcknowledgements() async {
@@ -619,7 +635,7 @@ actor SessionEngine {
         case .participantJoined(let member):
             context.journal.saw(Participant(member))
             var participants = context.participants.value
-            participants.update(with: Participant(member))
+            participants.update(with: participant(member))
             context.participants.update(participants)
             context.changes.yield(.joined(Participant(member)))
             logger.debug("participant joined", metadata: ["participant": "\(Participant(member))"])
@@ -627,12 +643,13 @@ actor SessionEngine {
             var participants = context.participants.value
             participants.remove(Participant(member))
             context.participants.update(participants)
-            context.changes.yield(.left(Participant(member), reason: reason == .left ? .left : .unreachable))
+            context.changes.yield(.left(Participant(member), reason: ParticipantChange.DepartureReason(reason)))
             logger.debug(
                 "participant left", metadata: ["participant": "\(Participant(member))", "reason": "\(reason)"])
         case .activityChanged(let record):
             context.activity.update(record.payload)
         case .ended(let by):
+            await reportUnconfirmed()
             failJoin(.invalidated(.ended(by: by.map(Participant.init))))
             context.invalidate(.ended(by: by.map(Participant.init)))
             await teardown(closing: true)
@@ -652,12 +669,31 @@ actor SessionEngine {
             await deliver(&routed)
         case .delivered:
             break
-        case .undelivered(_, let messages):
-            logger.info("connection closed with unacknowledged messages", metadata: ["count": "\(messages.count)"])
-        case .unsent(_, _, let count):
-            logger.info(
-                "connection closed with messages still queued; they were not sent", metadata: ["count": "\(count)"])
+        case .undelivered(let peer, let messages, let reason):
+            let count = messages.count { $0.channel == Self.messengerChannel }
+            reportFailure(count: count, to: peer, reason: reason)
+        case .unsent(let peer, let channel, let count, let reason):
+            guard channel == Self.messengerChannel else { return }
+            guard let peer else {
+                logger.warning("messages for an unknown peer were not sent", metadata: ["count": "\(count)"])
+                return
+            }
+            reportFailure(count: count, to: peer, reason: reason)
         }
+    }
+
+    /// Reports `count` messenger messages for `peer` that will not be delivered, through the session's
+    /// ``GroupSession/deliveryFailures`` and the log.
+    private func reportFailure(count: Int, to peer: X25519PublicKey, reason: DeliveryFailureReason) {
+        guard count > 0, let context else { return }
+        guard let participant = participantCache[peer] else {
+            logger.warning(
+                "messages for a peer that never was a participant were not delivered", metadata: ["count": "\(count)"])
+            return
+        }
+        let failure = DeliveryFailure(participant: participant, count: count, reason: DeliveryFailure.Reason(reason))
+        context.deliveryFailures.yield(failure)
+        logger.notice("\(failure)")
     }
 
     /// The participant `member` is, from the cache when its record still names it the same way.

@@ -11,4 +11,10 @@ extension ProtocolLimits {
     /// The largest membership message: a WELCOME with a full roster, activity and invitations fits in 256 KiB, the
     /// message limit.
     public static let maxMembershipMessageBytes = 256 * 1024
+    /// Application messages held, per peer, from a peer that reached this node under an invitation before its
+    /// announcement made it a member (see ``SessionCore``): at most this many bytes (1 MiB). Beyond it the peer's
+    /// connection is closed, so its unacknowledged messages are reported to it instead of being lost.
+    public static let maxEarlyMessageBytesPerPeer = 1024 * 1024
+    /// ... and at most this many messages.
+    public static let maxEarlyMessagesPerPeer = 1024
 }

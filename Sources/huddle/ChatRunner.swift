@@ -27,7 +27,16 @@ struct ChatRunner {
     func run() async -> Int32 {
         let messenger = Messenger(session: session)
         let attachments = AttachmentShell(journal: Journal(session: session), output: output)
-        output.joined(session)
+        // Subscribed before anything is printed or sent, so no change or failure falls between the roster printed
+        // with `joined` and the streams (a change seen twice is harmless; one missed is not).
+        let changes = session.participantChanges
+        let failures = session.deliveryFailures
+        output.joined(session, present: session.activeParticipants.filter { $0 != session.localParticipant })
+        // Outside the group: reports made while leaving (messages still unconfirmed then) are printed too; the
+        // stream ends when the session is over.
+        let reporter = Task {
+            for await failure in failures { output.undelivered(failure) }
+        }
         let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
             group.addTask {
                 for await (line, context) in messenger.messages(of: ChatLine.self) {
@@ -36,9 +45,10 @@ struct ChatRunner {
                 return nil
             }
             group.addTask {
-                for await change in session.participantChanges { output.change(change) }
+                for await change in changes { output.change(change) }
                 return nil
             }
+
             group.addTask {
                 await attachments.follow()
                 return nil
@@ -70,6 +80,7 @@ struct ChatRunner {
             output.emit("session-over", ["reason": .string(reason)], text: "session over: \(reason)")
         }
         await node.shutdown()
+        await reporter.value
         return 0
     }
 

@@ -10,6 +10,8 @@ struct EventOutput: Sendable {
         case string(String)
         case number(Double)
         case integer(Int)
+        case list([Value])
+        case object([String: Value])
         case null
 
         func encode(to encoder: any Encoder) throws {
@@ -18,6 +20,8 @@ struct EventOutput: Sendable {
             case .string(let value): try container.encode(value)
             case .number(let value): try container.encode(value)
             case .integer(let value): try container.encode(value)
+            case .list(let values): try container.encode(values)
+            case .object(let fields): try container.encode(fields)
             case .null: try container.encodeNil()
             }
         }
@@ -53,15 +57,37 @@ struct EventOutput: Sendable {
             ], text: invitation.ticket)
     }
 
-    func joined(_ session: GroupSession<ChatActivity>) {
+    /// The local node joined; `present` are the other participants already active (later arrivals follow as
+    /// `participant-joined`).
+    func joined(_ session: GroupSession<ChatActivity>, present: [Participant]) {
+        let others = present.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
+        let listed = others.map { Value.object(["participant": .string($0.id), "name": .string($0.name)]) }
+        var text =
+            "joined \"\(session.activity.topic)\" (session \(session.id.description.prefix(8))) as "
+            + "\(session.localParticipant)"
+        if !others.isEmpty { text += "; here: " + others.map(\.description).joined(separator: ", ") }
         emit(
             "joined",
             [
                 "session": .string(session.id.description), "participant": .string(session.localParticipant.id),
                 "name": .string(session.localParticipant.name), "topic": .string(session.activity.topic),
+                "participants": .list(listed),
             ],
-            text: "joined \"\(session.activity.topic)\" (session \(session.id.description.prefix(8))) as "
-                + "\(session.localParticipant)")
+            text: text)
+    }
+
+    /// Reliable messages that will not reach a participant: an `undelivered` event (with `--json`) and always a
+    /// line on standard error, so no message is lost without a word.
+    func undelivered(_ failure: DeliveryFailure) {
+        if json {
+            emit(
+                "undelivered",
+                [
+                    "participant": .string(failure.participant.id), "name": .string(failure.participant.name),
+                    "count": .integer(failure.count), "reason": .string(failure.reason.rawValue),
+                ], text: "")
+        }
+        StandardError.write("undelivered: \(failure)")
     }
 
     func change(_ change: ParticipantChange) {
@@ -76,7 +102,15 @@ struct EventOutput: Sendable {
                 [
                     "participant": .string(participant.id), "name": .string(participant.name),
                     "reason": .string(reason.rawValue),
-                ], text: "- \(participant) \(reason == .left ? "left" : "is unreachable")")
+                ], text: "- \(participant) \(Self.describe(reason))")
+        }
+    }
+
+    private static func describe(_ reason: ParticipantChange.DepartureReason) -> String {
+        switch reason {
+        case .left: "left"
+        case .unreachable: "is unreachable"
+        case .restarted: "restarted"
         }
     }
 

@@ -155,10 +155,22 @@ struct MeshTests {
                 return nil
             }
         }
+        // Messages sent to the victim after it vanished cannot be delivered: they must be reported, not lost.
+        let failures = survivors[0].deliveryFailures
+        let reported = Task { () -> [DeliveryFailure] in
+            var reports: [DeliveryFailure] = []
+            for await failure in failures {
+                reports.append(failure)
+                if reports.reduce(0, { $0 + $1.count }) >= 5 { break }
+            }
+            return reports
+        }
         // Give the watchers a moment to subscribe, then cut the victim's socket without any CLOSE.
         try await Task.sleep(for: .milliseconds(100))
         let crashedAt = clock.now
         await nodes[3].driver.abandon()
+        let messenger = Messenger(session: survivors[0])
+        for sequence in 0..<5 { try await messenger.send(Numbered(sequence: sequence)) }
         for (index, watcher) in watchers.enumerated() {
             let name = survivors[index].localParticipant.name
             let seen = try await withTimeout(50, "\(name) notices the crash") { await watcher.value }
@@ -173,5 +185,8 @@ struct MeshTests {
             #expect(!survivors[index].activeParticipants.contains(victim))
             print("crash: \(name) reported \(victim.name) \(reason) after \(elapsed)")
         }
+        let reports = try await withTimeout(10, "the undelivered messages are reported") { await reported.value }
+        #expect(reports.allSatisfy { $0.participant == victim && $0.reason == .unreachable }, "\(reports)")
+        #expect(reports.reduce(0) { $0 + $1.count } == 5, "\(reports)")
     }
 }

@@ -63,6 +63,7 @@ extension Connection {
         }
         nextInitiationAt = nil
         handshakeStartedAt = nil
+        initiationsSent = 0
     }
 
     private mutating func confirmNext(now: Instant) {
@@ -75,6 +76,7 @@ extension Connection {
 
     private mutating func completeHandshake(now: Instant) {
         initiation = nil
+        initiationsSent = 0
         handshakeStartedAt = nil
         nextInitiationAt = nil
         packetsUnderCurrentKey = 0
@@ -98,7 +100,16 @@ extension Connection {
         }
         self.initiation = initiation
         if handshakeStartedAt == nil { handshakeStartedAt = now }
+        initiationsSent += 1
         nextInitiationAt = now + retryDelay
+    }
+
+    /// The wait before retrying the initiation just sent, without jitter: the initial retry interval, doubled for
+    /// every earlier initiation of this handshake, at most the configured retry interval.
+    var initiationRetryDelay: Duration {
+        var delay = configuration.handshakeInitialRetryInterval
+        for _ in 0..<min(initiationsSent, 16) where delay < configuration.handshakeRetryInterval { delay = delay * 2 }
+        return min(delay, configuration.handshakeRetryInterval)
     }
 
     /// Whether the endpoint should send a (new) initiation now.

@@ -55,6 +55,8 @@ public struct Connection {
     // Handshake bookkeeping (the endpoint builds the messages).
     var initiation: HandshakeMessages.Initiation?
     var handshakeStartedAt: Instant?
+    /// Initiations sent for the handshake in progress (before the current one), for the retry backoff.
+    var initiationsSent = 0
     var nextInitiationAt: Instant?
     var cookie: [UInt8]?
     var lastAcceptedTimestamp: TAI64N?
@@ -210,6 +212,12 @@ public struct Connection {
 
     /// Bytes in flight.
     public var bytesInFlight: Int { sentPackets.bytesInFlight }
+
+    /// How many reliable messages on `channel` the peer has not acknowledged in full (queued or in flight).
+    public func unacknowledgedMessageCount(on channel: ChannelID) -> Int {
+        guard let position = sendChannels.position(of: channel) else { return 0 }
+        return sendChannels.channels[position].unacknowledgedSequences.count
+    }
 
     /// The largest DATAGRAM payload that fits one packet of `datagramSize`.
     public static func maxDatagramPayload(datagramSize: Int) -> Int {

@@ -22,7 +22,13 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var rejectAfterTime: Duration = .seconds(180)
     /// Packets sent under one keypair before a new handshake starts.
     public var rekeyAfterPackets: UInt64 = ProtocolLimits.rekeyAfterPackets
-    /// Time between handshake initiation retries (WireGuard's REKEY_TIMEOUT), plus up to ``handshakeJitter``.
+    /// The wait before the first retry of an unanswered handshake initiation. Each further retry waits twice as long,
+    /// up to ``handshakeRetryInterval``, plus a random extra of up to a quarter of the wait (at most
+    /// ``handshakeJitter``). 250 ms is below RFC 9002's initial probe timeout for an unknown path (3 x 333 ms) because
+    /// an initiation is small and unanswered ones cost the peer no state; a lost first initiation (or one that
+    /// reached a member before it learned of us) then costs a quarter of a second, not WireGuard's 5 s.
+    public var handshakeInitialRetryInterval: Duration = .milliseconds(250)
+    /// The longest wait between handshake initiation retries (WireGuard's REKEY_TIMEOUT).
     public var handshakeRetryInterval: Duration = .seconds(5)
     /// The largest random extra delay added to each retry, so peers do not retry in lockstep.
     public var handshakeJitter: Duration = .milliseconds(333)

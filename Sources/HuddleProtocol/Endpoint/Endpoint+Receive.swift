@@ -245,10 +245,10 @@ extension Endpoint {
                 presharedKey: peer.credentials.presharedKey, prologue: configuration.prologue, senderIndex: index,
                 timestamp: timestamp, authenticator: peer.outgoing, cookie: connection.cookie, using: &random)
         else { return }
-        let jitter = Duration.nanoseconds(
-            Int64.random(in: 0...max(configuration.connection.handshakeJitter.nanoseconds, 0), using: &random))
-        connections[id]!.initiationSent(
-            initiation, retryDelay: configuration.connection.handshakeRetryInterval + jitter, now: now)
+        let delay = connections[id]!.initiationRetryDelay
+        let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
+        let jitter = Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
+        connections[id]!.initiationSent(initiation, retryDelay: delay + jitter, now: now)
         connectionByIndex[index] = id
         collectRetiredIndices(id)
         outbox.append((connection.address, initiation.datagram))

@@ -112,6 +112,9 @@ public struct Endpoint {
         return connections.slots[slot]?.peer
     }
 
+    /// The connection to `peer` unless it is closing or draining, if any.
+    public func liveConnectionID(for peer: X25519PublicKey) -> ConnectionID? { liveConnection(to: peer) }
+
     /// The connection to `peer` unless it is closing or draining (then a new one replaces it).
     func liveConnection(to peer: X25519PublicKey) -> ConnectionID? {
         guard let id = connectionByPeer[peer], connections[id]?.isOpen == true else { return nil }

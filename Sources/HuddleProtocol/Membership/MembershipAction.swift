@@ -17,7 +17,8 @@ public enum MembershipAction: Sendable {
     case closeAdmission(AdmissionID)
     /// The local node is now a member (a joiner received its WELCOME).
     case joined
-    /// A member became reachable: it is connected and in the roster.
+    /// A member became active: the roster names it (its connection may still be being set up), or it reconnected
+    /// after it had become unreachable.
     case participantJoined(MemberRecord)
     /// A member is no longer active: it left, or its connection was lost.
     case participantLeft(MemberRecord, DepartureReason)
@@ -32,7 +33,11 @@ public enum MembershipAction: Sendable {
     public enum DepartureReason: Sendable, Hashable {
         /// It announced that it leaves.
         case left
-        /// Its connection closed without an announcement (crash, partition, idle timeout).
+        /// Its connection closed without an announcement (crash, partition, idle timeout), or could not be
+        /// established.
         case unreachable
+        /// It crashed and rejoined (the roster announced it again with a larger epoch): the participant it was lost
+        /// its state; the new one is reported as joined right after.
+        case restarted
     }
 }

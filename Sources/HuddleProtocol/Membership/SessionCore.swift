@@ -18,6 +18,19 @@ public struct SessionCore: Sendable {
     /// forgot a closed connection, so the peer is never looked up there.
     var peers: [ConnectionID: X25519PublicKey] = [:]
     var events = Deque<SessionEvent>()
+    /// Messages from peers connected under an invitation that are not members yet, held until the announcement
+    /// that makes them members arrives (bounded by ``ProtocolLimits/maxEarlyMessagesPerPeer`` and
+    /// ``ProtocolLimits/maxEarlyMessageBytesPerPeer``).
+    var early: [X25519PublicKey: EarlyMessages] = [:]
+
+    /// Messages held for one peer, oldest first.
+    struct EarlyMessages: Sendable {
+        var messages: Deque<(channel: ChannelID, bytes: [UInt8])> = []
+        var bytes = 0
+    }
+
+    /// Application messages held because their sender was not a member yet (see ``early``), over all peers.
+    public var earlyMessagesHeld: Int { early.values.reduce(0) { $0 + $1.messages.count } }
 
     /// A core for `membership`; call ``flush(_:now:)`` to apply its first actions (a joiner's connects).
     public init(membership: SessionMembership) {
@@ -48,6 +61,11 @@ public struct SessionCore: Sendable {
                 }
             } else if membership.isActiveMember(peer), let member = membership.member(peer) {
                 events.append(.message(from: member, channel: channel, bytes: bytes))
+            } else if membership.phase == .member, endpoint.admission(of: peer) != nil {
+                // A joiner welcomed by another member may reach us (under its invitation) and send before the
+                // sponsor's announcement of it does. Its transport already acknowledged these messages, so they
+                // must not be dropped: hold them until it is a member.
+                holdEarly(bytes, on: channel, from: peer, connection: id, endpoint: &endpoint, now: now)
             } else {
                 nonMemberMessagesDropped += 1
             }
@@ -65,18 +83,73 @@ public struct SessionCore: Sendable {
             if let peer = peers[id] {
                 events.append(.delivered(to: peer, channel: channel, sequence: sequence))
             }
-        case .closed(let id, let peer, _, let undelivered):
+        case .closed(let id, let peer, let error, let undelivered):
+            // Judged before the membership learns of the closure: a peer that announced its departure is no longer
+            // in the roster by now, one that times out still is.
+            let reason = failureReason(for: peer, error: error, closing: id, endpoint: endpoint)
+            let replaced = endpoint.liveConnectionID(for: peer).map { $0 != id } ?? false
             if peers.removeValue(forKey: id) != nil {
-                membership.peerDisconnected(peer)
-            } else {
+                // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
+                // make the peer unreachable: the new connection reports it connected.
+                if !replaced { membership.peerDisconnected(peer) }
+            } else if !replaced {
                 membership.connectFailed(peer)
             }
-            if !undelivered.isEmpty { events.append(.undelivered(to: peer, undelivered)) }
+            if !undelivered.isEmpty { events.append(.undelivered(to: peer, undelivered, reason: reason)) }
+            // Held messages of a peer that never became a member are not session traffic.
+            if !replaced, membership.member(peer) == nil { early[peer] = nil }
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }
-            events.append(.unsent(to: peer, channel: report.channel, count: report.count))
+            let reason = peer.map { failureReason(for: $0, error: nil, closing: nil, endpoint: endpoint) } ?? .left
+            events.append(.unsent(to: peer, channel: report.channel, count: report.count, reason: reason))
         }
         flush(&endpoint, now: now)
+        if !early.isEmpty { releaseEarly() }
+    }
+
+    /// Holds a message from `peer` until it is a member; closes its connection when the hold is full.
+    private mutating func holdEarly(
+        _ bytes: [UInt8], on channel: ChannelID, from peer: X25519PublicKey, connection id: ConnectionID,
+        endpoint: inout Endpoint, now: Instant
+    ) {
+        var held = early[peer] ?? EarlyMessages()
+        guard held.messages.count < ProtocolLimits.maxEarlyMessagesPerPeer,
+            held.bytes + bytes.count <= ProtocolLimits.maxEarlyMessageBytesPerPeer
+        else {
+            nonMemberMessagesDropped += 1
+            endpoint.close(id, code: .protocolViolation, reason: "too many messages before membership", now: now)
+            return
+        }
+        held.messages.append((channel, bytes))
+        held.bytes += bytes.count
+        early[peer] = held
+    }
+
+    /// Passes on, in order, the held messages of every peer that became a member.
+    private mutating func releaseEarly() {
+        for (peer, held) in early {
+            guard membership.isActiveMember(peer), let member = membership.member(peer) else { continue }
+            for (channel, bytes) in held.messages {
+                events.append(.message(from: member, channel: channel, bytes: bytes))
+            }
+            early[peer] = nil
+        }
+    }
+
+    /// Why messages for `peer` failed: the local node's phase first, then the roster, then how the connection
+    /// `closing` (if any) ended.
+    func failureReason(
+        for peer: X25519PublicKey, error: ProtocolError?, closing: ConnectionID?, endpoint: Endpoint
+    ) -> DeliveryFailureReason {
+        switch membership.phase {
+        case .left, .ended: return .sessionEnded
+        case .joining, .member: break
+        }
+        guard membership.member(peer) != nil else { return .left }
+        if error == nil, let closing, let live = endpoint.liveConnectionID(for: peer), live != closing {
+            return .restarted
+        }
+        return .unreachable
     }
 
     /// Applies every pending membership action to `endpoint` and turns the rest into events.
@@ -93,8 +166,14 @@ public struct SessionCore: Sendable {
             case .forget(let peer):
                 endpoint.removePeer(peer, now: now)
             case .dial(let peer, let addresses):
-                guard let address = addresses.first else { continue }
-                _ = try? endpoint.connect(to: peer, at: address, now: now)
+                guard let address = addresses.first,
+                    (try? endpoint.connect(to: peer, at: address, now: now)) != nil
+                else {
+                    // Nowhere to dial (or not authorised): the member cannot be reached, and messages to it must
+                    // not wait for a connection that will never come.
+                    membership.connectFailed(peer)
+                    continue
+                }
             case .openAdmission(let id, let credentials):
                 try? endpoint.addAdmission(id, credentials: credentials)
             case .closeAdmission(let id):

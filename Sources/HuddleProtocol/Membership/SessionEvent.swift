@@ -21,9 +21,9 @@ public enum SessionEvent: Sendable {
     case datagram(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
     /// A member acknowledged a reliable message this node sent.
     case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence)
-    /// The connection to a peer closed with these messages unacknowledged (never silently lost).
-    case undelivered(to: X25519PublicKey, [UndeliveredMessage])
+    /// The connection to a peer closed with these messages unacknowledged (never silently lost), for `reason`.
+    case undelivered(to: X25519PublicKey, [UndeliveredMessage], reason: DeliveryFailureReason)
     /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
-    /// first; see ``UnsentMessages``). `to` is `nil` when the driver could not name the peer.
-    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int)
+    /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer.
+    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, reason: DeliveryFailureReason)
 }

@@ -20,7 +20,12 @@ import HuddleCrypto
 ///   refused): a join with a larger epoch revives a departed identity.
 /// - The activity is a last-writer-wins register ordered by (clock, author): every member converges on the same
 ///   value. Members forward it to members they (re)connect to, so a change made during a partition heals.
-/// - A participant is *active* while it is in the roster and connected.
+/// - A participant is *active* from the moment the local node learns it is in the roster (a WELCOME, a
+///   MEMBER_JOINED, or its own join request) until it leaves or becomes unreachable (its connection closed, or it
+///   could not be reached at all), whether or not the pairwise connection is up yet: the application addresses
+///   messages to the roster, and they wait for the connection (Apple's contract: only members who join after a send
+///   or leave before delivery may miss it). A member that was unreachable becomes active again when it reconnects.
+///   Messages are accepted only from active members whose connection completed its handshake.
 public struct SessionMembership: Sendable {
     /// Where the local node is in the session's life.
     public enum Phase: Sendable, Equatable {
@@ -53,12 +58,17 @@ public struct SessionMembership: Sendable {
     var entries: [X25519PublicKey: Entry] = [:]
     var order: [X25519PublicKey] = []
     var connected: Set<X25519PublicKey> = []
+    /// Present members that are not active: their connection closed, or could not be established.
+    var unreachable: Set<X25519PublicKey> = []
     var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
     var invitations: [AdmissionID: InvitationGrant] = [:]
     var hints: [X25519PublicKey] = []
     var sponsor: X25519PublicKey?
     var joiningInvitation: AdmissionID?
     var actions = Deque<MembershipAction>()
+    /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
+    /// ``receive(_:from:admission:)``).
+    public private(set) var earlyMessagesIgnored = 0
 
     /// Starts a new session with the local node as its only member.
     public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
@@ -95,14 +105,20 @@ public struct SessionMembership: Sendable {
     /// The next action, or `nil`.
     public mutating func pollAction() -> MembershipAction? { actions.popFirst() }
 
-    /// The members currently active: the local node first, then every connected member in join order.
+    /// The members currently active: the local node first, then every member of the roster that has not become
+    /// unreachable, in join order (connected or not yet: see the type's rules).
     public var activeMembers: [MemberRecord] {
         guard phase == .member else { return phase == .joining ? [] : [local] }
         return [local]
             + order.compactMap { key in
-                guard let entry = entries[key], entry.present, connected.contains(key) else { return nil }
+                guard let entry = entries[key], entry.present, !unreachable.contains(key) else { return nil }
                 return entry.record
             }
+    }
+
+    /// Whether `key` belongs to an active member (see ``activeMembers``), connected or not.
+    public func isActiveParticipant(_ key: X25519PublicKey) -> Bool {
+        phase == .member && entries[key]?.present == true && !unreachable.contains(key)
     }
 
     /// Every member in the roster (connected or not), the local node first.
@@ -115,10 +131,10 @@ public struct SessionMembership: Sendable {
         key == local.staticKey ? local : entries[key].flatMap { $0.present ? $0.record : nil }
     }
 
-    /// Whether `key` belongs to a member the local node is connected to (messages from anyone else are not
+    /// Whether `key` belongs to an active member the local node is connected to (messages from anyone else are not
     /// session traffic).
     public func isActiveMember(_ key: X25519PublicKey) -> Bool {
-        phase == .member && connected.contains(key) && entries[key]?.present == true
+        phase == .member && connected.contains(key) && entries[key]?.present == true && !unreachable.contains(key)
     }
 
     /// Open invitations, for a new member's WELCOME and for tickets.
@@ -145,7 +161,8 @@ public struct SessionMembership: Sendable {
         case .member:
             // A joiner: wait for its request.
             guard !admitted, let entry = entries[key], entry.present else { return }
-            actions.append(.participantJoined(entry.record))
+            // Active since the roster named it, unless it had become unreachable: then it is back.
+            if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
             // Gossip the roster so an announcement the peer missed while disconnected still reaches it.
             for other in roster where other.staticKey != key {
                 send(.memberJoined(other), to: key)
@@ -169,24 +186,39 @@ public struct SessionMembership: Sendable {
                 actions.append(.joinFailed("the member that was letting this node in disconnected"))
             }
         case .member:
-            guard let entry = entries[key] else { return }
-            if entry.present {
-                actions.append(.participantLeft(entry.record, .unreachable))
-            } else {
-                actions.append(.forget(key))
-            }
+            markUnreachable(key)
         case .left, .ended:
             break
         }
     }
 
-    /// A joiner's connection closed before it connected at all (its handshake timed out).
+    /// A connection to `key` closed before its handshake completed (the handshake timed out, or there was no
+    /// address to dial). A joiner tries the next member its ticket names; a member declares `key` unreachable.
     public mutating func connectFailed(_ key: X25519PublicKey) {
-        guard phase == .joining, hints.contains(key) else { return }
-        hints.removeAll { $0 == key }
-        if hints.isEmpty, sponsor == nil {
-            actions.append(.joinFailed("no member named in the invitation could be reached"))
+        switch phase {
+        case .joining:
+            guard hints.contains(key) else { return }
+            hints.removeAll { $0 == key }
+            if hints.isEmpty, sponsor == nil {
+                actions.append(.joinFailed("no member named in the invitation could be reached"))
+            }
+        case .member:
+            guard !connected.contains(key) else { return }
+            markUnreachable(key)
+        case .left, .ended:
+            break
         }
+    }
+
+    /// A present member's connection is gone: it stops being active (reported once); a departed one is forgotten.
+    private mutating func markUnreachable(_ key: X25519PublicKey) {
+        guard let entry = entries[key] else { return }
+        guard entry.present else {
+            unreachable.remove(key)
+            actions.append(.forget(key))
+            return
+        }
+        if unreachable.insert(key).inserted { actions.append(.participantLeft(entry.record, .unreachable)) }
     }
 
     private mutating func requestJoin(from key: X25519PublicKey) {
@@ -208,6 +240,17 @@ public struct SessionMembership: Sendable {
         if phase == .joining {
             guard case .welcome = message else { return }
         }
+        // A peer that reached us under an invitation and is not in our roster yet may be a member whose
+        // announcement has not arrived: a joiner welcomed by another member reaches us with its invitation
+        // credentials and, once welcomed, gossips the roster to everyone it is connected to. That is a race, not a
+        // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
+        // anyway). Only its join request counts.
+        if phase == .member, admission != nil, entries[key]?.present != true {
+            guard case .joinRequest = message else {
+                earlyMessagesIgnored += 1
+                return
+            }
+        }
         switch message {
         case .joinRequest(let session, let invitation, let member):
             try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
@@ -223,7 +266,7 @@ public struct SessionMembership: Sendable {
             }
             guard entry.present, entry.record.epoch == epoch else { return }
             entries[key]!.present = false
-            if connected.contains(key) { actions.append(.participantLeft(entry.record, .left)) }
+            if unreachable.remove(key) == nil { actions.append(.participantLeft(entry.record, .left)) }
         case .activity(let record):
             // Forwarded as well as original (members pass the current activity to members they reconnect to), so
             // the author need not be the sender: any member may set the activity anyway.
@@ -273,6 +316,10 @@ public struct SessionMembership: Sendable {
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: key)
         else { return }
 
+        // A member that restarted and joins again: the participant it was is gone (see handleMemberJoined).
+        if let existing = entries[key], existing.present, !unreachable.contains(key) {
+            actions.append(.participantLeft(existing.record, .restarted))
+        }
         insert(record)
         actions.append(.authorize(credentials))
         let welcome = MembershipMessage.Welcome(
@@ -315,6 +362,7 @@ public struct SessionMembership: Sendable {
         // The activity first, so the driver can check its kind before it reports the join.
         if let activity = welcome.activity { adopt(activity) }
         actions.append(.joined)
+        // Every member of the roster is a participant from now on: messages to it wait for its connection.
         for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
         hints = []
         sponsor = nil
@@ -323,25 +371,31 @@ public struct SessionMembership: Sendable {
     private mutating func handleMemberJoined(_ record: MemberRecord) throws(MembershipError) {
         guard record.identity.hasValidBinding else { throw .invalidIdentity }
         guard record.staticKey != local.staticKey else { return }
-        if let existing = entries[record.staticKey], existing.record.epoch >= record.epoch { return }
+        let existing = entries[record.staticKey]
+        if let existing, existing.record.epoch >= record.epoch { return }
         guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
         clock = max(clock, record.epoch)
+        // A present member announced again with a larger epoch restarted and rejoined: the participant it was is
+        // gone (it lost its state), and the new one joins, so applications send it their catch-up state again.
+        if let existing, existing.present, unreachable.remove(record.staticKey) == nil {
+            actions.append(.participantLeft(existing.record, .restarted))
+        }
         insert(record)
         guard let secret = sessionSecret,
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
         else { return }
         actions.append(.authorize(credentials))
-        if connected.contains(record.staticKey) {
-            actions.append(.participantJoined(record))
-        } else {
+        actions.append(.participantJoined(record))
+        if !connected.contains(record.staticKey) {
             actions.append(.dial(record.staticKey, addresses: record.addresses))
         }
     }
 
-    /// Inserts or revives a roster entry.
+    /// Inserts or revives a roster entry (active, unless the caller marks it unreachable).
     private mutating func insert(_ record: MemberRecord) {
         if entries[record.staticKey] == nil { order.append(record.staticKey) }
         entries[record.staticKey] = Entry(record: record, present: true)
+        unreachable.remove(record.staticKey)
     }
 
     /// Makes room for one more entry by forgetting the oldest departed one; `false` when the roster is full of
@@ -373,9 +427,11 @@ public struct SessionMembership: Sendable {
         actions.append(.send(message.encoded(), to: key))
     }
 
+    /// Sends `message` to every active member; to one whose connection is still being set up it waits for the
+    /// handshake, and one that is unreachable gets the roster and activity again when it reconnects.
     private mutating func broadcast(_ message: MembershipMessage) {
         let bytes = message.encoded()
-        for key in order where connected.contains(key) && entries[key]!.present {
+        for key in order where entries[key]!.present && !unreachable.contains(key) {
             actions.append(.send(bytes, to: key))
         }
     }
