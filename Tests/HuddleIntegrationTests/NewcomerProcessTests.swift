@@ -57,7 +57,9 @@ struct NewcomerProcessTests {
         try await ben.poll("ben hears ana", within: 10) { ben.stdoutLines.first { $0 == "ana: hi ben" } }
         // The second process says which identity it took instead of the busy default, and both are kept.
         #expect(
-            ben.stderrLines.contains { $0.contains("\(cluster.directory)/.huddle/identity-2") && $0.contains("--identity") },
+            ben.stderrLines.contains {
+                $0.contains("\(cluster.directory)/.huddle/identity-2") && $0.contains("--identity")
+            },
             "\(ben.stderrLines)")
         for name in ["identity", "identity-2"] {
             #expect(FileManager.default.fileExists(atPath: "\(cluster.directory)/.huddle/\(name)"))
@@ -68,7 +70,9 @@ struct NewcomerProcessTests {
         #expect(try await ana.waitForExit() == 0)
         // Once ana is gone, the default identity is free again: the next process takes it.
         let again = try cluster.start("again", ["host", "--name", "again"], environment: home)
-        _ = try await again.poll("it prints a ticket", within: 20) { again.stdoutLines.first { $0.hasPrefix("huddle:") } }
+        _ = try await again.poll("it prints a ticket", within: 20) {
+            again.stdoutLines.first { $0.hasPrefix("huddle:") }
+        }
         #expect(!again.stderrLines.contains { $0.contains("identity-2") }, "\(again.stderrLines)")
         again.closeInput()
         #expect(try await again.waitForExit() == 0)
@@ -94,7 +98,8 @@ struct NewcomerProcessTests {
         #expect(try await host.waitForExit() == 0)
     }
 
-    @Test("SIGINT and SIGTERM end a join that is still waiting within seconds, leaving cleanly", .timeLimit(.minutes(1)))
+    @Test(
+        "SIGINT and SIGTERM end a join that is still waiting within seconds, leaving cleanly", .timeLimit(.minutes(1)))
     func signalsEndWaitingJoin() async throws {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }
@@ -187,7 +192,9 @@ struct NewcomerProcessTests {
         let id = String(shared.split(separator: " ").last ?? "")
         #expect(id == id.lowercased() && id.count == 36, "\(shared)")
         try host.send("/rm \(id.prefix(8))")
-        let removed = try await host.poll("removed", within: 10) { host.stdoutLines.first { $0.hasPrefix("- removed") } }
+        let removed = try await host.poll("removed", within: 10) {
+            host.stdoutLines.first { $0.hasPrefix("- removed") }
+        }
         #expect(removed == "- removed \(id)")
         for (path, kind) in [("/dev/zero", "a character device"), (fifo, "a FIFO")] {
             try host.send("/share \(path)")

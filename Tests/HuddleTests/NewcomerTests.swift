@@ -101,7 +101,8 @@ struct NewcomerTests {
         let other = NetworkAddress(ipv4: 10, 0, 0, 5, port: 0)
         let loopback = NetworkAddress(ipv4: 127, 0, 0, 1, port: 0)
         let linkLocal = NetworkAddress(ipv4: 169, 254, 3, 4, port: 0)
-        let ipv6Global = NetworkAddress(ipv6: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1], port: 0)!
+        let ipv6Global = NetworkAddress(
+            ipv6: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1], port: 0)!
         let ipv6LinkLocal = NetworkAddress(ipv6: [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [7], port: 0)!
         let interfaces = [loopback, lan, linkLocal, other, lan, ipv6Global, ipv6LinkLocal]
 
