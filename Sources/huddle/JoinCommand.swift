@@ -58,21 +58,21 @@ struct JoinCommand: AsyncParsableCommand {
                 Self.reportInterruption(signal, output: output)
                 throw ExitCode(128 + signal)
             }
-            let code: String =
-                switch error {
-                case HuddleError.joinTimedOut: "join-timeout"
-                case HuddleError.activityMismatch: "not-a-chat"
-                case HuddleError.invitationNamesOnlyThisNode: "own-ticket"
-                default: "join-failed"
-                }
             if case HuddleError.invitationNamesOnlyThisNode = error {
+                // Said in the CLI's terms: which file, and the flag that fixes it.
                 output.error(
-                    code: code,
-                    "this ticket was made by this node's own identity (\(started.identityPath)): a node cannot join "
+                    code: "own-ticket",
+                    "this ticket names only this node's own identity (\(started.identityPath)): a node cannot join "
                         + "itself; give the joiner an identity of its own with --identity PATH")
                 await node.shutdown()
                 throw ExitCode(2)
             }
+            let code: String =
+                switch error {
+                case HuddleError.joinTimedOut: "join-timeout"
+                case HuddleError.activityMismatch: "not-a-chat"
+                default: "join-failed"
+                }
             output.error(code: code, "\(error)")
             await node.shutdown()
             throw ExitCode(3)

@@ -132,6 +132,11 @@ struct NodeOptions: ParsableArguments {
             throw CLIError(IdentityStore.describe(error, path: identity ?? IdentityStore.defaultPath))
         }
         if held.created { StandardError.write("created identity \(held.path)") }
+        if held.shared {
+            StandardError.write(
+                "note: \(held.path) is also held by another running huddle process; nodes sharing an identity cannot "
+                    + "meet (give each its own with --identity PATH)")
+        }
         if identity == nil && held.path != IdentityStore.defaultPath {
             StandardError.write(
                 "note: \(IdentityStore.defaultPath) is held by another running huddle process; this one is "

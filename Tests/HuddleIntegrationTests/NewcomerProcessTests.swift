@@ -94,6 +94,8 @@ struct NewcomerProcessTests {
         #expect(errors.count == 1, "\(joiner.stderrLines)")
         #expect(errors.first?.contains(shared) == true && errors.first?.contains("--identity") == true, "\(errors)")
         #expect(joiner.events.map(\.name) == ["error"] && joiner.events.first?["code"] == "own-ticket")
+        // It was warned that it shares the file with a running process.
+        #expect(joiner.stderrLines.contains { $0.hasPrefix("note: \(shared) is also held") }, "\(joiner.stderrLines)")
         host.closeInput()
         #expect(try await host.waitForExit() == 0)
     }
