@@ -20,6 +20,7 @@ deps:
 lint:
 	@scripts/check-layers.sh
 	@scripts/check-hygiene.sh
+	@scripts/check-readme.sh
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests FuzzTesting/Package.swift FuzzTesting/Sources
 	@echo "format: ok"
 

@@ -97,6 +97,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The README's Swift code, compiled by every build so it cannot rot: main.swift is the README's ```swift
+        // blocks verbatim (scripts/check-readme.sh checks it in `make lint`). It depends on Huddle alone, which is
+        // what the README promises an app needs. Built, never run.
+        .executableTarget(
+            name: "readme-snippets",
+            dependencies: ["Huddle"],
+            path: "Tests/ReadmeSnippets"
+        ),
         .executableTarget(
             name: "huddle-sim",
             dependencies: [

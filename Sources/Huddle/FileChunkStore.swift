@@ -184,7 +184,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     ///
     /// A source larger than `limit` is refused before anything is written; one that grows past `limit` while it is
     /// read is refused too, so the result never exceeds what the caller allowed. A source that cannot be opened or
-    /// read, or is not a regular file, throws ``FileChunkStoreError/unreadable(path:errno:)``.
+    /// read throws ``FileChunkStoreError/unreadable(path:errno:)``; a device, FIFO or socket throws
+    /// ``FileChunkStoreError/notRegularFile(path:kind:)``.
     func importFile(
         _ id: AttachmentID, from file: URL, limit: UInt64
     ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
@@ -196,7 +197,10 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         var status = stat()
         guard fstat(source, &status) == 0 else { throw .unreadable(path: sourcePath, errno: errno) }
         let type = status.st_mode & S_IFMT
-        guard type == S_IFREG else { throw .unreadable(path: sourcePath, errno: type == S_IFDIR ? EISDIR : EINVAL) }
+        guard type != S_IFDIR else { throw .unreadable(path: sourcePath, errno: EISDIR) }
+        guard type == S_IFREG else {
+            throw .notRegularFile(path: sourcePath, kind: FileChunkStoreError.kind(ofFileType: type))
+        }
         let limit = min(limit, Self.maxAttachmentSize)
         let size = UInt64(max(0, status.st_size))
         guard size <= limit else { throw .tooLarge(size: size, limit: limit) }

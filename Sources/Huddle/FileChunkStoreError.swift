@@ -14,9 +14,11 @@ public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConverti
     /// A file given to share has `size` bytes, more than `limit`. When the file grew while it was read, `size` is how
     /// much had been read when the limit was passed.
     case tooLarge(size: UInt64, limit: UInt64)
-    /// The file given to share at `path` cannot be opened or read, or is not a regular file (`errno` is `EISDIR` for a
-    /// directory, `EINVAL` for anything else that is not a regular file).
+    /// The file given to share at `path` cannot be opened or read (`errno` is `EISDIR` for a directory).
     case unreadable(path: String, errno: Int32)
+    /// The file given to share at `path` is not a regular file: a device (`/dev/zero`), a FIFO or a socket; `kind`
+    /// names which. It could not be shared, as it has no fixed size (or reading it never ends).
+    case notRegularFile(path: String, kind: String)
     /// A system call on the store's own files (or a copy's destination) failed; `operation` is a verb phrase that
     /// reads naturally before `path` ("write", "create the directory").
     case io(operation: String, path: String, errno: Int32)
@@ -29,8 +31,21 @@ public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConverti
             "the file is too large to share: it has \(size) bytes and the limit is \(limit) bytes"
         case .unreadable(let path, let code):
             "cannot read \(path): \(Self.reason(code))"
+        case .notRegularFile(let path, let kind):
+            "cannot share \(path): not a regular file (\(kind)); share a regular file"
         case .io(let operation, let path, let code):
             "cannot \(operation) \(path): \(Self.reason(code))"
+        }
+    }
+
+    /// What a file of type `type` (`st_mode & S_IFMT`) is, for ``notRegularFile(path:kind:)``.
+    static func kind(ofFileType type: mode_t) -> String {
+        switch type {
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        default: "a special file"
         }
     }
 

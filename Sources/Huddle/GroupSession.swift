@@ -1,4 +1,6 @@
 import HuddleProtocol
+import HuddleTransport
+import Logging
 import NIOConcurrencyHelpers
 
 /// One session of an activity, shared by its members over a full mesh of end-to-end encrypted connections: the
@@ -15,11 +17,37 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     let context: SessionContext
     let engine: SessionEngine
     private let lastActivity: NIOLockedValueBox<Activity>
+    /// Activities set through the ``activity`` property, applied one after another by one task so that the last
+    /// assignment wins everywhere (separate tasks could apply them in any order).
+    private let pendingActivities: AsyncStream<Activity>.Continuation
+    /// Failures of activities set through the ``activity`` property.
+    private let activityFailures = EventFanOut<HuddleError>(bufferLimit: 64)
 
     init(context: SessionContext, engine: SessionEngine, activity: Activity) {
         self.context = context
         self.engine = engine
         self.lastActivity = NIOLockedValueBox(activity)
+        let (pending, continuation) = AsyncStream<Activity>.makeStream()
+        self.pendingActivities = continuation
+        let failures = activityFailures
+        // Captures the engine and the failure fan-out, not `self`, so the task does not keep the session alive; it
+        // ends when the session is deinitialised (the continuation finishes).
+        Task {
+            for await activity in pending {
+                do throws(HuddleError) {
+                    try await Self.apply(activity, engine: engine)
+                } catch {
+                    engine.logger.warning(
+                        "setting the activity failed", metadata: ["session": "\(context.id)", "error": "\(error)"])
+                    failures.yield(error)
+                }
+            }
+            failures.finish()
+        }
+    }
+
+    deinit {
+        pendingActivities.finish()
     }
 
     /// The session's identifier (the same on every member).
@@ -27,6 +55,13 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// This node as a participant.
     public var localParticipant: Participant { context.local }
+
+    /// Whether this node started the session: `true` for a session from ``HuddleNode/activate(_:)``, `false` for one
+    /// joined with an invitation (Apple's `GroupSession.isLocallyInitiated`).
+    public var isLocallyInitiated: Bool {
+        if case .start = context.plan { return true }
+        return false
+    }
 
     /// The current state.
     public var state: State { context.state.value }
@@ -60,6 +95,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// The activity every member agrees on. Setting it changes it for everyone (as ``setActivity(_:)``, without
     /// waiting); when members change it at the same time, every member ends up with the same one of the changes.
+    ///
+    /// Setting is fire-and-forget, as in GroupActivities: assignments are applied in order, and one that fails (the
+    /// session is not joined yet or is over, the activity does not encode) is logged as a warning and reported on
+    /// ``activityErrors``. Call ``setActivity(_:)`` to wait for the change and get its error.
     public var activity: Activity {
         get {
             if let decoded = try? ActivityCoding.decode(context.activity.value, as: Activity.self) {
@@ -69,9 +108,13 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
             return lastActivity.withLockedValue { $0 }
         }
         set {
-            Task { try? await setActivity(newValue) }
+            pendingActivities.yield(newValue)
         }
     }
+
+    /// Failures of activities set through the ``activity`` property, from now on (each observer buffers up to
+    /// 64). ``setActivity(_:)`` throws its failures instead.
+    public var activityErrors: AsyncStream<HuddleError> { activityFailures.stream() }
 
     /// The activity now, then after every change.
     public var activities: AsyncStream<Activity> {
@@ -89,12 +132,27 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         }
     }
 
-    /// Changes the activity for everyone.
+    /// Changes the activity for everyone; returns once the change is applied locally and sent.
     ///
-    /// - Throws: ``HuddleError/notJoined`` before ``join()`` or after the session ended.
-    public func setActivity(_ activity: Activity) async throws {
+    /// - Throws: ``HuddleError/notJoined`` before ``join()`` or after the session ended, ``HuddleError/coding(_:)``
+    ///   when the activity does not encode, ``HuddleError/transport(_:)`` when the node is shut down.
+    public func setActivity(_ activity: Activity) async throws(HuddleError) {
+        try await Self.apply(activity, engine: engine)
+    }
+
+    private static func apply(_ activity: Activity, engine: SessionEngine) async throws(HuddleError) {
         let payload = try ActivityCoding.encode(activity)
-        try await engine.setActivity(payload)
+        do {
+            try await engine.setActivity(payload)
+        } catch let error as HuddleError {
+            throw error
+        } catch let error as TransportError {
+            throw .transport(error)
+        } catch {
+            // Unreachable today: the engine throws HuddleError and the driver TransportError. Should another error
+            // appear, the change was not applied, which is what `notJoined` tells the caller.
+            throw .notJoined
+        }
     }
 
     /// Joins the session: for a session from ``HuddleNode/activate(_:)`` this starts it; a session from

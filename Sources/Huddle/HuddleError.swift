@@ -14,6 +14,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case invitationExpired(Date)
     /// No member named in the ticket answered within the join timeout.
     case joinTimedOut(Duration)
+    /// Every member the ticket names is this node itself (the same identity): a node cannot join its own session.
+    /// Usually two processes share one identity file; give the joiner an identity of its own.
+    case invitationNamesOnlyThisNode(fingerprint: String)
     /// Joining failed for the given reason.
     case joinFailed(String)
     /// The session's activity is of another kind than the one asked for.
@@ -38,9 +41,11 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case attachmentRemoved
     /// The journal holds as many attachments as it may (``Journal/maxAttachments``); remove one first.
     case journalFull(limit: Int)
-    /// The disk is full: the detail names the file. Verified data is kept; free space and try again.
+    /// The disk is full. The detail is the whole sentence (it says the disk is full and names the file). Verified
+    /// data is kept; free space and try again.
     case diskFull(String)
-    /// A file to share could not be read (missing, not a regular file, no permission).
+    /// A file to share could not be read (missing, not a regular file, no permission). The detail is the whole
+    /// sentence, naming the file.
     case fileUnreadable(String)
     /// Storing or reading an attachment failed for another reason, described.
     case storage(String)
@@ -54,6 +59,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .invitationExpired(let date): "the invitation expired at \(date); ask a member for a new one"
         case .joinTimedOut(let timeout):
             "no member named in the invitation answered within \(timeout); check the addresses and that a member runs"
+        case .invitationNamesOnlyThisNode(let fingerprint):
+            "the ticket names only this node's own identity (\(fingerprint.prefix(9))); a node cannot join itself: "
+                + "join with another identity"
         case .joinFailed(let reason): "joining failed: \(reason)"
         case .activityMismatch(let expected, let found):
             "the session's activity is \"\(found)\", not \"\(expected)\""
@@ -71,8 +79,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
             "the attachment's metadata is \(size) bytes encoded; the limit is \(limit)"
         case .attachmentRemoved: "the attachment was removed from the journal (or the session ended)"
         case .journalFull(let limit): "the journal already holds \(limit) attachments; remove one first"
-        case .diskFull(let detail): "the disk is full: \(detail)"
-        case .fileUnreadable(let detail): "cannot read the file: \(detail)"
+        // The store's sentences already say what happened and name the file; a prefix would say it twice.
+        case .diskFull(let detail): detail
+        case .fileUnreadable(let detail): detail
         case .storage(let detail): "storage: \(detail)"
         }
     }
@@ -84,7 +93,7 @@ extension HuddleError {
         switch error {
         case .diskFull: self = .diskFull(error.description)
         case .tooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
-        case .unreadable: self = .fileUnreadable(error.description)
+        case .unreadable, .notRegularFile: self = .fileUnreadable(error.description)
         case .io: self = .storage(error.description)
         }
     }

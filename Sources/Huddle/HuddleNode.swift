@@ -28,9 +28,17 @@ public final class HuddleNode: Sendable {
         public var host: String
         /// The UDP port; 0 picks a free one.
         public var port: Int
-        /// The address other members reach this node at; by default the bound address (loopback when bound to
-        /// the unspecified address).
-        public var advertisedAddress: NetworkAddress?
+        /// The addresses other members reach this node at, best first (tickets name each member at its first
+        /// address; member records carry them all), at most ``HuddleNode/maxAdvertisedAddresses`` (8; more are
+        /// ignored). A port of 0 stands for the bound port. Empty (the default): the bound address, or, when bound to
+        /// the unspecified address (`0.0.0.0`, `::`), the machine's non-loopback interface addresses of that family
+        /// and then loopback.
+        public var advertisedAddresses: [NetworkAddress] = []
+        /// The first of ``advertisedAddresses``; setting it replaces them with this one address.
+        public var advertisedAddress: NetworkAddress? {
+            get { advertisedAddresses.first }
+            set { advertisedAddresses = newValue.map { [$0] } ?? [] }
+        }
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -55,10 +63,16 @@ public final class HuddleNode: Sendable {
         }
     }
 
+    /// The most addresses a node advertises (a member record carries at most this many).
+    public static let maxAdvertisedAddresses = ProtocolLimits.maxMemberAddresses
+
     /// Where the node's socket is bound.
     public let localAddress: NetworkAddress
-    /// The address other members reach this node at.
-    public let advertisedAddress: NetworkAddress
+    /// The addresses other members reach this node at, best first (see
+    /// ``Configuration/advertisedAddresses``).
+    public let advertisedAddresses: [NetworkAddress]
+    /// The address a ticket names this node at: the first of ``advertisedAddresses``.
+    public var advertisedAddress: NetworkAddress { advertisedAddresses[0] }
     /// This node's identity fingerprint (the ``Participant/id`` others see).
     public let fingerprint: String
     let engine: SessionEngine
@@ -72,7 +86,7 @@ public final class HuddleNode: Sendable {
 
     private init(
         driver: UDPEndpointDriver, engine: SessionEngine, identity: Identity, name: String,
-        advertisedAddress: NetworkAddress, temporaryDataDirectory: URL?
+        advertisedAddresses: [NetworkAddress], temporaryDataDirectory: URL?
     ) {
         self.temporaryDataDirectory = temporaryDataDirectory
         self.driver = driver
@@ -80,7 +94,7 @@ public final class HuddleNode: Sendable {
         self.identity = identity
         self.name = name
         self.localAddress = driver.localAddress
-        self.advertisedAddress = advertisedAddress
+        self.advertisedAddresses = advertisedAddresses
         self.fingerprint = identity.publicIdentity.fingerprint
     }
 
@@ -102,36 +116,31 @@ public final class HuddleNode: Sendable {
         } catch {
             throw HuddleError.transport(error)
         }
-        let advertised = configuration.advertisedAddress ?? Self.reachable(driver.localAddress)
+        let bound = driver.localAddress
+        let advertised =
+            configuration.advertisedAddresses.isEmpty
+            ? AdvertisedAddresses.choose(bound: bound, interfaces: AdvertisedAddresses.interfaceAddresses())
+            : AdvertisedAddresses.resolving(configuration.advertisedAddresses, port: bound.port)
         let name = String(
             decoding: Array(configuration.name.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         let temporary =
             configuration.dataDirectory == nil
             ? FileManager.default.temporaryDirectory.appending(path: "huddle-\(UUID().uuidString.lowercased())") : nil
         let engine = SessionEngine(
-            driver: driver, identity: configuration.identity, name: name, advertisedAddress: advertised,
+            driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger)
         await engine.start()
         return HuddleNode(
-            driver: driver, engine: engine, identity: configuration.identity, name: name, advertisedAddress: advertised,
-            temporaryDataDirectory: temporary)
+            driver: driver, engine: engine, identity: configuration.identity, name: name,
+            advertisedAddresses: advertised, temporaryDataDirectory: temporary)
     }
 
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
     static let prologue = Array("huddle/1".utf8)
 
-    /// The bound address, with an unspecified host replaced by loopback of the same family.
-    static func reachable(_ address: NetworkAddress) -> NetworkAddress {
-        guard address.addressBytes.allSatisfy({ $0 == 0 }) else { return address }
-        switch address.family {
-        case .ipv4: return NetworkAddress(ipv4: 127, 0, 0, 1, port: address.port)
-        case .ipv6: return NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: address.port)!
-        }
-    }
-
     var localParticipant: Participant {
         Participant(
-            MemberRecord(identity: identity.publicIdentity, name: name, addresses: [advertisedAddress], epoch: 0))
+            MemberRecord(identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0))
     }
 
     /// A new session for `activity`, with this node as its first member; it is ``GroupSessionState/waiting``
@@ -141,7 +150,7 @@ public final class HuddleNode: Sendable {
         let session = SessionID(bytes: random.bytes(count: SessionID.length))!
         let secret = SecureBytes(count: 32, using: &random)
         let local = MemberRecord(
-            identity: identity.publicIdentity, name: name, addresses: [advertisedAddress], epoch: 0)
+            identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0)
         let membership = SessionMembership(starting: session, local: local, sessionSecret: secret)
         let context = SessionContext(
             id: session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
@@ -157,11 +166,19 @@ public final class HuddleNode: Sendable {
     ///
     /// - Throws: ``HuddleError/invitationExpired(_:)``, ``HuddleError/joinTimedOut(_:)`` (30 s),
     ///   ``HuddleError/joinFailed(_:)``, ``HuddleError/activityMismatch(expected:found:)``,
-    ///   ``HuddleError/alreadyInSession``.
+    ///   ``HuddleError/alreadyInSession``, and at once, before any network traffic,
+    ///   ``HuddleError/invitationNamesOnlyThisNode`` when every member the ticket names is this node's own identity
+    ///   (a node cannot let itself in: two processes sharing one identity file do this).
     public func join<Activity: GroupActivity>(
         _ invitation: Invitation, as type: Activity.Type = Activity.self
     ) async throws -> GroupSession<Activity> {
         guard !invitation.isExpired() else { throw HuddleError.invitationExpired(invitation.expiresAt) }
+        // The membership core skips members with the local key, so such a ticket would leave nobody to contact and
+        // the join would wait out its timeout in silence.
+        let ownKey = identity.publicIdentity.agreementKey
+        guard invitation.members.contains(where: { $0.staticKey != ownKey }) else {
+            throw HuddleError.invitationNamesOnlyThisNode(fingerprint: fingerprint)
+        }
         let context = SessionContext(
             id: invitation.session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
             plan: .join(invitation), activity: [])

@@ -99,9 +99,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
     public init(parsing text: String) throws(InvitationError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix(Self.prefix) else { throw .notATicket }
-        guard let payload = Self.decodeBase64URL(String(trimmed.dropFirst(Self.prefix.count))) else {
-            throw .badEncoding
-        }
+        let payload = try Self.decodeBase64URL(String(trimmed.dropFirst(Self.prefix.count)))
         guard payload.count > Self.checksumLength + 1 else { throw .truncated }
         let body = payload.dropLast(Self.checksumLength)
         guard
@@ -153,13 +151,18 @@ public struct Invitation: Sendable, CustomStringConvertible {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func decodeBase64URL(_ text: String) -> [UInt8]? {
+    /// Decodes unpadded base64url. A length of 1 modulo 4 is never valid base64 (one character carries only 6 bits):
+    /// with a valid alphabet it means characters were lost, so it is ``InvitationError/truncated``, not a bad
+    /// character.
+    static func decodeBase64URL(_ text: String) throws(InvitationError) -> [UInt8] {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-            return nil
+            throw .badEncoding
         }
+        guard text.count % 4 != 1 else { throw .truncated }
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
-        return Data(base64Encoded: standard).map { Array($0) }
+        guard let data = Data(base64Encoded: standard) else { throw .badEncoding }
+        return Array(data)
     }
 }
 

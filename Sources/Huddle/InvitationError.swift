@@ -4,7 +4,7 @@ public enum InvitationError: Error, Hashable, Sendable, CustomStringConvertible 
     case notATicket
     /// The text after `huddle:` is not base64url.
     case badEncoding
-    /// The ticket ends early.
+    /// The ticket ends early (characters were lost when it was copied).
     case truncated
     /// The checksum does not match: a character was changed, added or lost.
     case checksumMismatch
@@ -25,7 +25,7 @@ public enum InvitationError: Error, Hashable, Sendable, CustomStringConvertible 
         switch self {
         case .notATicket: "this is not a Huddle ticket (tickets start with \"huddle:\")"
         case .badEncoding: "the ticket contains characters that cannot appear in a ticket; copy it again"
-        case .truncated: "the ticket is incomplete; copy all of it"
+        case .truncated: "the ticket is truncated or damaged (it ends early); copy all of it"
         case .checksumMismatch: "the ticket is damaged (checksum mismatch); copy it again"
         case .unsupportedVersion(let version):
             "the ticket has format version \(version), which this version of Huddle does not read; update Huddle"

@@ -61,7 +61,8 @@ actor SessionEngine {
     let driver: UDPEndpointDriver
     let identity: Identity
     let name: String
-    let advertisedAddress: NetworkAddress
+    /// Where other members reach this node, best first.
+    let advertisedAddresses: [NetworkAddress]
     let logger: Logger
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
@@ -92,13 +93,13 @@ actor SessionEngine {
     private(set) var undecodableDropped = 0
 
     init(
-        driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddress: NetworkAddress,
+        driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
         dataRoot: URL, logger: Logger
     ) {
         self.driver = driver
         self.identity = identity
         self.name = name
-        self.advertisedAddress = advertisedAddress
+        self.advertisedAddresses = advertisedAddresses
         self.dataRoot = dataRoot
         self.logger = logger
     }
@@ -136,7 +137,7 @@ actor SessionEngine {
 
     /// The local member record.
     var localRecord: MemberRecord {
-        MemberRecord(identity: identity.publicIdentity, name: name, addresses: [advertisedAddress], epoch: 0)
+        MemberRecord(identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0)
     }
 
     // MARK: - Session life

@@ -53,7 +53,8 @@ public enum IdentityFileProblem: Error, Equatable, Sendable, CustomStringConvert
         case .checksumMismatch: return "identity file is damaged: checksum mismatch"
         case .bindingSignatureInvalid: return "identity file is damaged: key binding signature does not verify"
         case .insecurePermissions(let path, let mode):
-            return "identity file \(path) has mode \(String(mode, radix: 8)); it must be 0600 (chmod 600 \(path))"
+            // The path once: the caller prints this line as it is.
+            return "identity file \(path) has mode \(String(mode, radix: 8)); it must be 0600 (run chmod 600 on it)"
         }
     }
 }

@@ -32,7 +32,7 @@ struct AttachmentShell: Sendable {
             for (id, task) in known where !current.contains(id) {
                 task.cancel()
                 known[id] = nil
-                output.emit("attachment-removed", ["id": .string(id.uuidString.lowercased())], text: "- removed \(id)")
+                output.emit("attachment-removed", ["id": .string(Self.text(id))], text: "- removed \(Self.text(id))")
             }
             for attachment in attachments where known[attachment.id] == nil {
                 announce(attachment)

@@ -30,8 +30,8 @@ struct BenchNodeOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Address to listen on, HOST:PORT (port 0 picks a free one).",
-            discussion: "Across two machines, listen on an address the other machine reaches (not 0.0.0.0): the "
-                + "ticket names it."))
+            discussion: "Across two machines, listen on an address the other machine reaches (the ticket names "
+                + "it), or on 0.0.0.0 (the ticket then names this machine's first non-loopback address)."))
     var listen: String = "127.0.0.1:0"
 
     /// Starts a node with a new in-memory identity (a benchmark needs no lasting one).

@@ -10,6 +10,22 @@ import Huddle
 /// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
 /// `/get ID PATH`, `/rm ID`, `/leave`, `/end`).
 struct ChatRunner {
+    /// What standard input takes, for `huddle help host` / `help join`.
+    static let commandHelp = """
+        Standard input takes one command per line:
+          TEXT          a chat message to everyone
+          /invite       print a fresh ticket (any member can invite; it names every current member)
+          /peers        list the other participants with round-trip time and loss
+          /share PATH   share a file (up to 100 MiB) with everyone, late joiners too; prints its id
+          /ls           list attachments: id, name, size, holders, progress
+          /get ID PATH  save an attachment once complete (any unique prefix of the id works)
+          /rm ID        remove an attachment for everyone
+          /leave        leave (the session goes on without this node)
+          /end          end the session for everyone
+        At the end of input the node leaves, unless --stay is given. SIGINT or SIGTERM (Ctrl-C) leaves too, also \
+        while joining; a second one exits at once.
+        """
+
     let node: HuddleNode
     let session: GroupSession<ChatActivity>
     let output: EventOutput
@@ -158,30 +174,5 @@ enum StandardInput {
             }
             thread.start()
         }
-    }
-}
-
-/// SIGINT and SIGTERM as an async event, so the node can leave gracefully.
-enum Signals {
-    private static let stream: AsyncStream<Int32> = {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
-        for signal in [SIGINT, SIGTERM] {
-            Glibc.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-            source.setEventHandler { continuation.yield(signal) }
-            source.resume()
-            sources.append(source)
-        }
-        return stream
-    }()
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-
-    /// Installs the handlers (call early).
-    static func install() { _ = stream }
-
-    /// The next signal, or `nil` if the task is cancelled.
-    static func first() async -> Int32? {
-        for await signal in stream { return signal }
-        return nil
     }
 }

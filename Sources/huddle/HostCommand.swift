@@ -7,11 +7,9 @@ struct HostCommand: AsyncParsableCommand {
         commandName: "host",
         abstract: "Start a chat session and print a ticket others can join with.",
         discussion: """
-            Prints the ticket first (with --json: {"event":"ticket",...}), then what happens. Standard input takes \
-            one command per line: plain text is a chat message to everyone; /invite prints a fresh ticket; /peers \
-            lists participants with round-trip time and loss; /leave leaves (the session goes on without this node); \
-            /end ends it for everyone. At the end of input the node leaves, unless --stay is given.
-            """
+            Prints the ticket first (with --json: {"event":"ticket",...}), then what happens.
+
+            """ + ChatRunner.commandHelp
     )
 
     @OptionGroup var options: NodeOptions
@@ -27,7 +25,7 @@ struct HostCommand: AsyncParsableCommand {
         let output = EventOutput(json: options.json)
         let node: HuddleNode
         do {
-            node = try await options.startNode()
+            node = try await options.startNode().node
         } catch {
             output.error(code: "start-failed", "\(error)")
             throw ExitCode(1)

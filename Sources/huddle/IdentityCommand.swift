@@ -18,7 +18,7 @@ struct IdentityCommand: ParsableCommand {
         } catch {
             // A damaged or unusable file is not a usage mistake: one line, exit 1, as `host` and `join` do (a
             // ValidationError would print the usage text too and exit 64).
-            StandardError.write("error: identity \(identity): \(error)")
+            StandardError.write("error: \(IdentityStore.describe(error, path: identity))")
             throw ExitCode(1)
         }
         if loaded.created { StandardError.write("created identity \(identity)") }

@@ -6,11 +6,89 @@ import HuddleTransport
 #endif
 
 /// Loads the node identity from its file, creating it (mode 0600, parent directories 0700) when missing.
+///
+/// A running node holds its identity file with an advisory lock (`flock`) until it exits. Two nodes with one identity
+/// cannot meet (a node never connects to its own key), so a node started without `--identity` while another running
+/// node holds `~/.huddle/identity` takes the first free one of `~/.huddle/identity-2` ... `-8` instead and says so:
+/// two terminals on one machine just work, and each keeps its identity from run to run.
 enum IdentityStore {
     /// `~/.huddle/identity`.
     static var defaultPath: String {
         let home = getenv("HOME").map { String(cString: $0) } ?? "."
         return home + "/.huddle/identity"
+    }
+
+    /// How many default identities a machine offers before asking for `--identity`.
+    static let defaultSlots = 8
+
+    /// The default identity file number `slot` (1: ``defaultPath``, then `identity-2`, ...).
+    static func defaultPath(slot: Int) -> String {
+        slot == 1 ? defaultPath : "\(defaultPath)-\(slot)"
+    }
+
+    /// An identity held for this process.
+    struct Held {
+        /// The identity.
+        var identity: Identity
+        /// Its file.
+        var path: String
+        /// Whether the file was just created.
+        var created: Bool
+        /// Whether another running process holds the file too (only when it was named with `--identity`).
+        var shared: Bool
+    }
+
+    /// The identity at `explicitPath` (shared with other processes if they hold it too: the person chose it), or
+    /// without one the first default identity no running node holds. Keeps the lock until the process exits.
+    static func acquire(explicitPath: String?) throws -> Held {
+        if let explicitPath {
+            let loaded = try loadOrCreate(at: explicitPath)
+            let locked = try lock(explicitPath)
+            return Held(identity: loaded.identity, path: explicitPath, created: loaded.created, shared: !locked)
+        }
+        for slot in 1...defaultSlots {
+            let path = defaultPath(slot: slot)
+            let loaded = try loadOrCreate(at: path)
+            if try lock(path) {
+                return Held(identity: loaded.identity, path: path, created: loaded.created, shared: false)
+            }
+        }
+        throw CLIError(
+            "\(defaultPath) and \(defaultPath)-2 to -\(defaultSlots) are all held by running huddle processes; "
+                + "give this one its own identity with --identity PATH")
+    }
+
+    /// Descriptors of the identity files this process holds, kept open (closing one would release its lock).
+    nonisolated(unsafe) private static var held: [Int32] = []
+
+    /// Takes the advisory lock on `path` for the life of the process; `false` if another process holds it.
+    private static func lock(_ path: String) throws -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CLIError("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(descriptor)
+            if code == EWOULDBLOCK { return false }
+            throw CLIError("cannot lock \(path): \(String(cString: strerror(code)))")
+        }
+        held.append(descriptor)
+        return true
+    }
+
+    /// One line for the person at the terminal about a failure to use the identity at `path`, naming the file
+    /// once: the identity file's own messages mostly name it already.
+    static func describe(_ error: any Error, path: String) -> String {
+        switch error {
+        case CryptoError.identityFile(.notFound), CryptoError.identityFile(.io),
+            CryptoError.identityFile(.insecurePermissions):
+            "\(error)"
+        case let error as CLIError where error.description.contains(path):
+            error.description
+        default:
+            "identity file \(path): \(error)"
+        }
     }
 
     /// The identity at `path`, and whether it was just created. A damaged, foreign-owned or too-open file is an

@@ -7,9 +7,12 @@ struct JoinCommand: AsyncParsableCommand {
         commandName: "join",
         abstract: "Join a chat session with a ticket.",
         discussion: """
-            Contacts the members the ticket names and joins through the first that answers (30 s at most). Then \
-            works like `huddle host`: standard input takes chat lines and /invite, /peers, /leave, /end.
-            """
+            Contacts the members the ticket names and joins through the first that answers (30 s at most), then \
+            works like `huddle host`. Exit status: 0 after a session, 1 when the node cannot start, 2 when the \
+            ticket is unusable (damaged, expired, or made by this node's own identity), 3 when joining fails, \
+            128 + the signal when SIGINT or SIGTERM interrupts the join (the node leaves first).
+
+            """ + ChatRunner.commandHelp
     )
 
     @Argument(help: "The ticket (starts with huddle:).")
@@ -31,17 +34,39 @@ struct JoinCommand: AsyncParsableCommand {
             output.error(code: "ticket-expired", "\(HuddleError.invitationExpired(invitation.expiresAt))")
             throw ExitCode(2)
         }
-        let node: HuddleNode
+        let started: NodeOptions.Started
         do {
-            node = try await options.startNode()
+            started = try await options.startNode()
         } catch {
             output.error(code: "start-failed", "\(error)")
             throw ExitCode(1)
+        }
+        let node = started.node
+        // Joining waits up to 30 s for a member to answer; a signal meanwhile shuts the node down, which leaves the
+        // session (announcing it to any member already reached) and makes the join throw.
+        let interruption = Task { () -> Int32? in
+            guard let signal = await Signals.first() else { return nil }
+            // In a task of its own, so that a cancellation racing with the signal cannot cut the leave short.
+            await Task { await node.shutdown() }.value
+            return signal
         }
         let session: GroupSession<ChatActivity>
         do {
             session = try await node.join(invitation, as: ChatActivity.self)
         } catch {
+            if let signal = await Self.settle(interruption) {
+                Self.reportInterruption(signal, output: output)
+                throw ExitCode(128 + signal)
+            }
+            if case HuddleError.invitationNamesOnlyThisNode = error {
+                // Said in the CLI's terms: which file, and the flag that fixes it.
+                output.error(
+                    code: "own-ticket",
+                    "this ticket names only this node's own identity (\(started.identityPath)): a node cannot join "
+                        + "itself; give the joiner an identity of its own with --identity PATH")
+                await node.shutdown()
+                throw ExitCode(2)
+            }
             let code: String =
                 switch error {
                 case HuddleError.joinTimedOut: "join-timeout"
@@ -52,7 +77,26 @@ struct JoinCommand: AsyncParsableCommand {
             await node.shutdown()
             throw ExitCode(3)
         }
+        if let signal = await Self.settle(interruption) {
+            // The signal arrived as the join completed: the node has left already.
+            Self.reportInterruption(signal, output: output)
+            throw ExitCode(128 + signal)
+        }
         let status = await ChatRunner(node: node, session: session, output: output, stay: options.stay).run()
         throw ExitCode(status)
+    }
+
+    /// The signal that interrupted the join, once the node has shut down; `nil` (and the watcher stopped) if none
+    /// arrived.
+    private static func settle(_ interruption: Task<Int32?, Never>) async -> Int32? {
+        // Without a signal the watcher is cancelled (it returns nil); with one, it returns once the node has left.
+        if Signals.received == nil { interruption.cancel() }
+        return await interruption.value
+    }
+
+    private static func reportInterruption(_ signal: Int32, output: EventOutput) {
+        output.emit(
+            "interrupted", ["signal": .string(Signals.name(signal))],
+            text: "interrupted by \(Signals.name(signal)) while joining; left the session")
     }
 }

@@ -13,8 +13,22 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "Address to listen on, HOST:PORT ([IPv6]:PORT for IPv6; port 0 picks a free one).")
     var listen: String = "127.0.0.1:0"
 
-    @Option(help: "Path of the identity file (created with mode 0600 if missing).")
-    var identity: String = IdentityStore.defaultPath
+    @Option(
+        help: ArgumentHelp(
+            "Address tickets and other members reach this node at, HOST:PORT (port 0: the listening port).",
+            discussion: "Repeat it or separate addresses with commas for several (at most 8), best first: a ticket "
+                + "names this node at the first. Default: the --listen address; when listening on 0.0.0.0 or [::], "
+                + "this machine's non-loopback interface addresses, then loopback.",
+            valueName: "host:port"))
+    var advertise: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Path of the identity file (created with mode 0600 if missing).",
+            discussion: "Default: ~/.huddle/identity, or when another running huddle process holds it the first free "
+                + "~/.huddle/identity-2 ... -8 (so two terminals on one machine are two participants).",
+            valueName: "path"))
+    var identity: String?
 
     @Option(help: "Display name other participants see.")
     var name: String = NodeOptions.defaultName
@@ -68,21 +82,72 @@ struct NodeOptions: ParsableArguments {
         return (host.isEmpty ? "0.0.0.0" : String(host), port)
     }
 
-    /// Loads (or creates) the identity and starts a node.
-    func startNode() async throws -> HuddleNode {
-        let (host, port) = try hostAndPort()
-        let loaded: (identity: Identity, created: Bool)
-        do {
-            loaded = try IdentityStore.loadOrCreate(at: identity)
-        } catch {
-            throw CLIError("identity \(identity): \(error)")
+    /// The `--advertise` addresses, in order (commas separate several within one option).
+    func advertisedAddresses() throws -> [NetworkAddress] {
+        let texts = advertise.flatMap { $0.split(separator: ",").map(String.init) }
+        guard texts.count <= HuddleNode.maxAdvertisedAddresses else {
+            throw ValidationError(
+                "--advertise: \(texts.count) addresses; at most \(HuddleNode.maxAdvertisedAddresses) are allowed")
         }
-        if loaded.created { StandardError.write("created identity \(identity)") }
+        return try texts.map { text in
+            let (host, port) = try Self.split(text, option: "--advertise")
+            guard let address = Self.networkAddress(host: host, port: port) else {
+                throw ValidationError("--advertise \(text): the host must be an IPv4 or IPv6 address")
+            }
+            return address
+        }
+    }
+
+    /// `host` (an IPv4 or IPv6 literal) and `port` as an address; `nil` for anything else (names are not resolved:
+    /// a ticket must name an address that means the same thing on every machine).
+    static func networkAddress(host: String, port: Int) -> NetworkAddress? {
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, host, &ipv4) == 1 {
+            let bytes = withUnsafeBytes(of: ipv4) { Array($0) }
+            return NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: UInt16(port))
+        }
+        var ipv6 = in6_addr()
+        if inet_pton(AF_INET6, host, &ipv6) == 1 {
+            return NetworkAddress(ipv6: withUnsafeBytes(of: ipv6) { Array($0) }, port: UInt16(port))
+        }
+        return nil
+    }
+
+    /// A started node and the identity file it holds.
+    struct Started {
+        /// The node.
+        var node: HuddleNode
+        /// Its identity file.
+        var identityPath: String
+    }
+
+    /// Loads (or creates) the identity and starts a node.
+    func startNode() async throws -> Started {
+        let (host, port) = try hostAndPort()
+        let advertised = try advertisedAddresses()
+        let held: IdentityStore.Held
+        do {
+            held = try IdentityStore.acquire(explicitPath: identity)
+        } catch {
+            throw CLIError(IdentityStore.describe(error, path: identity ?? IdentityStore.defaultPath))
+        }
+        if held.created { StandardError.write("created identity \(held.path)") }
+        if held.shared {
+            StandardError.write(
+                "note: \(held.path) is also held by another running huddle process; nodes sharing an identity cannot "
+                    + "meet (give each its own with --identity PATH)")
+        }
+        if identity == nil && held.path != IdentityStore.defaultPath {
+            StandardError.write(
+                "note: \(IdentityStore.defaultPath) is held by another running huddle process; this one is "
+                    + "\(held.path) (choose with --identity PATH)")
+        }
         var logger = Logger(label: "huddle")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
         var configuration = HuddleNode.Configuration(
-            identity: loaded.identity, name: name, host: host, port: port, logger: logger)
+            identity: held.identity, name: name, host: host, port: port, logger: logger)
+        configuration.advertisedAddresses = advertised
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        return try await HuddleNode.start(configuration)
+        return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)
     }
 }

@@ -52,15 +52,19 @@ public final class HuddleCluster: Sendable {
     /// The identity file of the node called `name`.
     public func identityPath(_ name: String) -> String { "\(directory)/\(name).identity" }
 
-    /// Starts `huddle` with `arguments`, inside network namespace `namespace` when given.
-    public func start(_ label: String, _ arguments: [String], namespace: String? = nil) throws -> HuddleProcess {
+    /// Starts `huddle` with `arguments`, inside network namespace `namespace` when given, with `environment` added to
+    /// the test runner's.
+    public func start(
+        _ label: String, _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:]
+    ) throws -> HuddleProcess {
         let process =
             if let namespace {
                 try HuddleProcess(
                     label: label, executable: NetworkNamespace.ip,
-                    arguments: ["netns", "exec", namespace, executable] + arguments)
+                    arguments: ["netns", "exec", namespace, executable] + arguments, environment: environment)
             } else {
-                try HuddleProcess(label: label, executable: executable, arguments: arguments)
+                try HuddleProcess(
+                    label: label, executable: executable, arguments: arguments, environment: environment)
             }
         processes.withLock { $0.append(process) }
         return process

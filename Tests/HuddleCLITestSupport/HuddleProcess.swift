@@ -32,12 +32,16 @@ public final class HuddleProcess: @unchecked Sendable {
     private let stdin: FileHandle
     private let state = Mutex(Output())
 
-    /// Starts `executable` with `arguments` (for `ip netns exec`, the executable is `ip`).
-    public init(label: String, executable: String, arguments: [String]) throws {
+    /// Starts `executable` with `arguments` (for `ip netns exec`, the executable is `ip`), with `environment`
+    /// added to (or replacing variables of) the test runner's environment.
+    public init(label: String, executable: String, arguments: [String], environment: [String: String] = [:]) throws {
         self.label = label
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()
@@ -147,8 +151,10 @@ public final class HuddleProcess: @unchecked Sendable {
         throw HuddleProcessError.timedOut("\(label) never saw \(count) peers: \(events.suffix(5))")
     }
 
-    /// Waits until `body` returns a value, polling every 20 ms.
-    func poll<Value>(_ what: String, within seconds: Double, _ body: () -> Value?) async throws -> Value {
+    /// Waits until `body` returns a value, polling every 20 ms; throws ``HuddleProcessError/timedOut(_:)`` after
+    /// `seconds`.
+    @discardableResult
+    public func poll<Value>(_ what: String, within seconds: Double, _ body: () -> Value?) async throws -> Value {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(seconds)
         while true {

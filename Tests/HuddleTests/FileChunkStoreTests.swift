@@ -274,6 +274,36 @@ struct FileChunkStoreTests {
         }
     }
 
+    @Test("importFile refuses a device and a FIFO as not regular files at once (no 'Invalid argument', no hang)")
+    func importSpecialFiles() throws {
+        try withTemporaryDirectory { temporary in
+            let store = try makeStore(in: temporary)
+            let fifo = temporary.appendingPathComponent("pipe")
+            #expect(mkfifo(fifo.path, 0o600) == 0)
+            for (path, kind) in [("/dev/zero", "a character device"), (fifo.path, "a FIFO")] {
+                #expect(throws: FileChunkStoreError.notRegularFile(path: path, kind: kind)) {
+                    try store.importFile(Self.id(7), from: URL(fileURLWithPath: path), limit: 1 << 20)
+                }
+                let message = HuddleError(FileChunkStoreError.notRegularFile(path: path, kind: kind)).description
+                #expect(message == "cannot share \(path): not a regular file (\(kind)); share a regular file")
+                #expect(!message.contains("Invalid argument"))
+            }
+        }
+    }
+
+    @Test("Store failures read as one sentence through HuddleError: nothing said twice")
+    func publicErrorWording() {
+        let full = HuddleError(FileChunkStoreError.diskFull(path: "/data/a.data")).description
+        #expect(full.components(separatedBy: "disk is full").count == 2, "\(full)")
+        #expect(full.contains("/data/a.data"))
+        let fromCore = HuddleError(
+            JournalStoreError.outOfSpace(FileChunkStoreError.diskFull(path: "/data/b.data").description)
+        ).description
+        #expect(fromCore.components(separatedBy: "disk is full").count == 2, "\(fromCore)")
+        let unreadable = HuddleError(FileChunkStoreError.unreadable(path: "/a/b", errno: ENOENT)).description
+        #expect(unreadable == "cannot read /a/b: No such file or directory")
+    }
+
     @Test("importFile reports a missing path or a directory as unreadable")
     func importUnreadable() throws {
         try withTemporaryDirectory { temporary in

@@ -52,10 +52,24 @@ struct InvitationTests {
         #expect(throws: InvitationError.checksumMismatch) { try Invitation(parsing: String(ticket.dropLast(3))) }
     }
 
+    @Test("A ticket cut to a length of 1 mod 4 reads as truncated, not as bad characters; its message says so")
+    func cutToOneModFour() throws {
+        let encoded = String(Self.invitation().ticket.dropFirst(Invitation.prefix.count))
+        // Every cut whose remaining length is 1 mod 4 (base64 can never end there).
+        for length in stride(from: 1, to: encoded.count, by: 1) where length % 4 == 1 {
+            let cut = Invitation.prefix + encoded.prefix(length)
+            #expect(throws: InvitationError.truncated, "cut to \(length)") { try Invitation(parsing: cut) }
+        }
+        let message = InvitationError.truncated.description
+        #expect(message.contains("truncated") && !message.contains("characters"), "\(message)")
+        // A character outside the alphabet is still reported as such, at any length.
+        #expect(throws: InvitationError.badEncoding) { try Invitation(parsing: "huddle:" + encoded.prefix(4) + "*") }
+    }
+
     @Test("Structural errors behind a valid checksum: version, member count, address family, trailing bytes")
     func structure() throws {
         func ticket(_ mutate: (inout [UInt8]) -> Void) -> String {
-            var payload = Invitation.decodeBase64URL(String(Self.invitation(members: 1).ticket.dropFirst(7)))!
+            var payload = try! Invitation.decodeBase64URL(String(Self.invitation(members: 1).ticket.dropFirst(7)))
             payload.removeLast(Invitation.checksumLength)
             mutate(&payload)
             payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)

@@ -1,0 +1,105 @@
+import HuddleProtocol
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#elseif canImport(Musl)
+    @preconcurrency import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Chooses the addresses a node advertises (in its member record and in the tickets it writes) when the
+/// application gives none.
+///
+/// A node bound to a specific address advertises that address. A node bound to the unspecified address
+/// (`0.0.0.0` or `::`) is reachable at every address of its machine, so it advertises the machine's non-loopback
+/// interface addresses of that family first (a ticket names a member at its first address, and a ticket handed to
+/// another machine must not name loopback), then loopback last (for members on the same machine). Link-local
+/// addresses are left out: IPv6 ones need a scope id the ticket cannot carry, and IPv4 ones (169.254/16) are a
+/// fallback no other machine is likely to share.
+enum AdvertisedAddresses {
+    /// The addresses to advertise for a socket bound at `bound`, given the machine's `interfaces` (any port; the
+    /// bound port is used), at most ``ProtocolLimits/maxMemberAddresses``.
+    static func choose(bound: NetworkAddress, interfaces: [NetworkAddress]) -> [NetworkAddress] {
+        guard bound.addressBytes.allSatisfy({ $0 == 0 }) else { return [bound] }
+        var chosen: [NetworkAddress] = []
+        for address in interfaces
+        where address.family == bound.family && !isLoopback(address) && !isLinkLocal(address)
+            && !address.addressBytes.allSatisfy({ $0 == 0 })
+        {
+            let candidate = withPort(address, bound.port)
+            if !chosen.contains(candidate) { chosen.append(candidate) }
+        }
+        let loopback: NetworkAddress =
+            switch bound.family {
+            case .ipv4: NetworkAddress(ipv4: 127, 0, 0, 1, port: bound.port)
+            case .ipv6: NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: bound.port)!
+            }
+        return Array(chosen.prefix(ProtocolLimits.maxMemberAddresses - 1)) + [loopback]
+    }
+
+    /// `addresses`, with port 0 replaced by `port` (so an application can name a host and keep the bound port),
+    /// duplicates removed, at most ``ProtocolLimits/maxMemberAddresses``.
+    static func resolving(_ addresses: [NetworkAddress], port: UInt16) -> [NetworkAddress] {
+        var resolved: [NetworkAddress] = []
+        for address in addresses {
+            let candidate = address.port == 0 ? withPort(address, port) : address
+            if !resolved.contains(candidate) { resolved.append(candidate) }
+        }
+        return Array(resolved.prefix(ProtocolLimits.maxMemberAddresses))
+    }
+
+    /// The addresses of the machine's interfaces that are up (port 0), as `getifaddrs` lists them.
+    static func interfaceAddresses() -> [NetworkAddress] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: [NetworkAddress] = []
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard entry.pointee.ifa_flags & UInt32(IFF_UP) != 0, let socketAddress = entry.pointee.ifa_addr else {
+                continue
+            }
+            switch Int32(socketAddress.pointee.sa_family) {
+            case AF_INET:
+                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
+                }
+                addresses.append(NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: 0))
+            case AF_INET6:
+                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+                }
+                if let address = NetworkAddress(ipv6: bytes, port: 0) { addresses.append(address) }
+            default:
+                break
+            }
+        }
+        return addresses
+    }
+
+    static func isLoopback(_ address: NetworkAddress) -> Bool {
+        let bytes = address.addressBytes
+        switch address.family {
+        case .ipv4: return bytes[0] == 127
+        case .ipv6: return bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1
+        }
+    }
+
+    static func isLinkLocal(_ address: NetworkAddress) -> Bool {
+        let bytes = address.addressBytes
+        switch address.family {
+        case .ipv4: return bytes[0] == 169 && bytes[1] == 254
+        case .ipv6: return bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
+        }
+    }
+
+    static func withPort(_ address: NetworkAddress, _ port: UInt16) -> NetworkAddress {
+        let bytes = address.addressBytes
+        switch address.family {
+        case .ipv4: return NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: port)
+        case .ipv6: return NetworkAddress(ipv6: bytes, port: port)!
+        }
+    }
+}
