@@ -22,6 +22,9 @@ Task {  // late-joiner catch-up, as in Apple's DrawTogether sample
         if case .joined(let newcomer) = change { try await messenger.send(canvasState, to: .only([newcomer])) }
     }
 }
+Task {  // .reliable: each participant active at send time gets it once, in order, or it is reported here
+    for await failure in session.deliveryFailures { print(failure) }  // participant, count, reason
+}
 try await messenger.send(Stroke(points: [0, 1, 2]))
 
 // Elsewhere: let session = try await node.join(try Invitation(parsing: ticket), as: DrawTogether.self)
