@@ -12,6 +12,9 @@ public enum ProtocolError: Error, Hashable, Sendable {
     case handshakeTimeout
     /// The peer was silent for longer than the idle timeout.
     case idleTimeout
+    /// The peer opened a new connection (a handshake that does not continue this one: it restarted, or its side of
+    /// the connection ended), which replaced this one.
+    case superseded
     /// The peer closed the connection with this code and reason.
     case closedByPeer(code: CloseCode, reason: String)
     /// A message exceeds the 256 KiB limit.

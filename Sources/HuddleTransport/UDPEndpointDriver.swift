@@ -78,7 +78,7 @@ public final class UDPEndpointDriver: Sendable {
         let gro = transport.receiveOffload && System.supportsUDPReceiveOffload
         let settings = EndpointChannelHandler.Settings(
             segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
-            transmitSlotSize: max(configuration.connection.maxDatagramSize, 148),
+            transmitSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength),
             eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1))
 
         let outbound = OutboundQueue(
@@ -181,8 +181,8 @@ public final class UDPEndpointDriver: Sendable {
         guard transport.maxDatagramsPerFlush > 0 else {
             throw .invalidConfiguration("maxDatagramsPerFlush must be positive")
         }
-        guard transport.maxReceiveDatagramSize >= 148 else {
-            throw .invalidConfiguration("maxReceiveDatagramSize must hold a 148-byte handshake initiation")
+        guard transport.maxReceiveDatagramSize >= HandshakeInitiation.encodedLength else {
+            throw .invalidConfiguration("maxReceiveDatagramSize must hold a 152-byte handshake initiation")
         }
         guard transport.eventBufferLowWatermark >= 0,
             transport.eventBufferHighWatermark > transport.eventBufferLowWatermark

@@ -1,5 +1,5 @@
 /// A cookie reply, sent instead of a handshake response when the responder is under load; exactly
-/// 64 bytes, so it is always smaller than the 148-byte initiation or 92-byte response it answers.
+/// 64 bytes, so it is always smaller than the 152-byte initiation or 92-byte response it answers.
 ///
 /// Layout (WireGuard's), little-endian:
 /// `type = 3 (1) | reserved = 0 (3) | receiver index (4) | nonce (24) | encrypted cookie (32)`.

@@ -1,6 +1,6 @@
 /// The kind of a Huddle datagram, given by its first byte.
 public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// Noise IKpsk2 message 1 (``HandshakeInitiation``), exactly 148 bytes.
+    /// Noise IKpsk2 message 1 (``HandshakeInitiation``), exactly 152 bytes.
     case handshakeInitiation = 1
     /// Noise IKpsk2 message 2 (``HandshakeResponse``), exactly 92 bytes.
     case handshakeResponse = 2

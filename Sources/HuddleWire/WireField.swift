@@ -28,8 +28,8 @@ public enum WireField: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case ephemeral
     /// The encrypted static public key of a handshake initiation (48 bytes).
     case encryptedStatic
-    /// The encrypted TAI64N timestamp of a handshake initiation (28 bytes).
-    case encryptedTimestamp
+    /// The encrypted payload of a handshake initiation: TAI64N timestamp and resumption index (32 bytes).
+    case encryptedPayload
     /// The encrypted empty payload of a handshake response (16 bytes).
     case encryptedNothing
     /// The first MAC of a handshake message (16 bytes).

@@ -49,25 +49,25 @@ struct InMemoryDemo {
 
         let aliceIndex = ReceiverIndex(UInt32.random(in: 1...UInt32.max, using: &random))
         let bobIndex = ReceiverIndex(UInt32.random(in: 1...UInt32.max, using: &random))
-        let message1 = try initiator.writeMessage(payload: Self.tai64n())
+        let message1 = try initiator.writeMessage(payload: Self.tai64n() + [0, 0, 0, 0])
         var initiation = try HandshakeInitiation(
             senderIndex: aliceIndex, ephemeral: Array(message1[0..<32]), encryptedStatic: Array(message1[32..<80]),
-            encryptedTimestamp: Array(message1[80..<108]))
+            encryptedPayload: Array(message1[80..<112]))
         initiation.mac1 = try Self.mac1(over: initiation, to: bob.agreementKey.publicKey)
         var initiationBytes: [UInt8] = []
         try initiation.encode(into: &initiationBytes)
         print(
-            "   alice -> bob  initiation \(initiationBytes.count) B (ephemeral, encrypted static key, encrypted TAI64N, mac1)"
+            "   alice -> bob  initiation \(initiationBytes.count) B (ephemeral, encrypted static key, encrypted TAI64N and resumption index, mac1)"
         )
 
         let received = try HandshakeInitiation(decoding: initiationBytes)
         let mac1Valid = ConstantTime.equals(
             try Self.mac1(over: received, to: bob.agreementKey.publicKey), received.mac1)
         let timestamp = try responder.readMessage(
-            received.ephemeral + received.encryptedStatic + received.encryptedTimestamp)
+            received.ephemeral + received.encryptedStatic + received.encryptedPayload)
         let learned = responder.remoteStaticKey == alice.agreementKey.publicKey
         print(
-            "   bob: mac1 valid: \(mac1Valid); initiator's static key is alice's: \(learned); timestamp \(Self.hex(timestamp))"
+            "   bob: mac1 valid: \(mac1Valid); initiator's static key is alice's: \(learned); payload (timestamp, resumption index) \(Self.hex(timestamp))"
         )
 
         let message2 = try responder.writeMessage()

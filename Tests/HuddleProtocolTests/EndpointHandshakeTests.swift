@@ -17,7 +17,7 @@ struct EndpointHandshakeTests {
                 staticKey: a.staticKey, presharedKey: EndpointPair.secret(1), macSecret: EndpointPair.secret(2)))
         try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
         let sent = EndpointPair.drain(&a, now: .zero)
-        try #require(sent.count == 1 && sent[0].count == 148)
+        try #require(sent.count == 1 && sent[0].count == 152)
         return (a, b, sent[0])
     }
 
@@ -50,7 +50,7 @@ struct EndpointHandshakeTests {
         #expect(EndpointPair.drain(&b, now: .zero).isEmpty)
     }
 
-    @Test("Initiations of 147 or 149 bytes, or with reserved bytes set, are dropped before any crypto (H5)")
+    @Test("Initiations of 151 or 153 bytes, or with reserved bytes set, are dropped before any crypto (H5)")
     func malformedInitiations() throws {
         var (_, b, initiation) = try Self.members()
         var reserved = initiation

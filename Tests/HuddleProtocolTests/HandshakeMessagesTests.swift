@@ -29,7 +29,7 @@ struct HandshakeMessagesTests {
         )
     }
 
-    @Test("A full exchange yields matching keys, 148- and 92-byte datagrams and valid macs (H1)")
+    @Test("A full exchange yields matching keys, 152- and 92-byte datagrams and valid macs (H1)")
     func fullExchange() throws {
         var (alice, bob, psk, random) = try parties()
         let stamp = TAI64N(seconds: 1_700_000_000, nanoseconds: 5)
@@ -37,7 +37,7 @@ struct HandshakeMessagesTests {
             localStatic: alice.identity, remoteStatic: bob.identity.publicKey, presharedKey: psk,
             prologue: Self.prologue, senderIndex: ReceiverIndex(7), timestamp: stamp,
             authenticator: alice.authenticatorForPeer, cookie: nil, using: &random)
-        #expect(initiation.datagram.count == 148)
+        #expect(initiation.datagram.count == 152)
         // Bob checks mac1 with his own key (the same derivation Alice used for him).
         #expect(
             alice.authenticatorForPeer.hasValidMac1(initiation.datagram, mac1Offset: HandshakeInitiation.mac1Offset))

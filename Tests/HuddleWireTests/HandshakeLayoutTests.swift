@@ -10,29 +10,29 @@ struct HandshakeLayoutTests {
 
     static let initiation = try! HandshakeInitiation(
         senderIndex: ReceiverIndex(0x0403_0201), ephemeral: pattern(0x10, 32), encryptedStatic: pattern(0x40, 48),
-        encryptedTimestamp: pattern(0x80, 28), mac1: pattern(0xA0, 16), mac2: pattern(0xC0, 16))
+        encryptedPayload: pattern(0x80, 32), mac1: pattern(0xA0, 16), mac2: pattern(0xC0, 16))
 
-    @Test("initiation: 148 bytes, WireGuard field offsets, little-endian index")
+    @Test("initiation: 152 bytes, WireGuard field offsets with a 32-byte payload, little-endian index")
     func initiationBytes() throws {
         let bytes = try Self.initiation.encoded()
-        #expect(bytes.count == 148)
+        #expect(bytes.count == 152)
         #expect(Array(bytes[0..<8]) == [1, 0, 0, 0, 0x01, 0x02, 0x03, 0x04])
         #expect(Array(bytes[8..<40]) == Self.pattern(0x10, 32))
         #expect(Array(bytes[40..<88]) == Self.pattern(0x40, 48))
-        #expect(Array(bytes[88..<116]) == Self.pattern(0x80, 28))
-        #expect(Array(bytes[HandshakeInitiation.mac1Offset..<132]) == Self.pattern(0xA0, 16))
+        #expect(Array(bytes[88..<120]) == Self.pattern(0x80, 32))
+        #expect(Array(bytes[HandshakeInitiation.mac1Offset..<136]) == Self.pattern(0xA0, 16))
         #expect(Array(bytes[HandshakeInitiation.mac2Offset...]) == Self.pattern(0xC0, 16))
         #expect(try HandshakeInitiation(decoding: bytes) == Self.initiation)
         #expect(try PacketClassifier.classify(bytes) == .handshakeInitiation)
     }
 
-    @Test("initiation of 147 or 149 bytes is rejected by the classifier and the decoder")
+    @Test("initiation of 151 or 153 bytes is rejected by the classifier and the decoder")
     func initiationWrongLength() throws {
         let bytes = try Self.initiation.encoded()
         let short = Array(bytes.dropLast())
         let long = bytes + [0]
-        #expect(throws: WireError.truncated(needed: 148, available: 147)) { try PacketClassifier.classify(short) }
-        #expect(throws: WireError.truncated(needed: 148, available: 147)) { try HandshakeInitiation(decoding: short) }
+        #expect(throws: WireError.truncated(needed: 152, available: 151)) { try PacketClassifier.classify(short) }
+        #expect(throws: WireError.truncated(needed: 152, available: 151)) { try HandshakeInitiation(decoding: short) }
         #expect(throws: WireError.trailingBytes(count: 1)) { try PacketClassifier.classify(long) }
         #expect(throws: WireError.trailingBytes(count: 1)) { try HandshakeInitiation(decoding: long) }
     }
@@ -109,7 +109,7 @@ struct HandshakeLayoutTests {
         #expect(throws: WireError.invalidFieldLength(field: .ephemeral, expected: 32, actual: 31)) {
             try HandshakeInitiation(
                 senderIndex: ReceiverIndex(0), ephemeral: Self.pattern(0, 31), encryptedStatic: Self.pattern(0, 48),
-                encryptedTimestamp: Self.pattern(0, 28))
+                encryptedPayload: Self.pattern(0, 32))
         }
         #expect(throws: WireError.invalidFieldLength(field: .encryptedCookie, expected: 32, actual: 33)) {
             try CookieReply(
@@ -122,15 +122,15 @@ struct HandshakeLayoutTests {
 
     @Test("encoding into a buffer that is one byte short fails without writing past it")
     func bufferTooSmall() {
-        var buffer = [UInt8](repeating: 0xEE, count: 148)
+        var buffer = [UInt8](repeating: 0xEE, count: 152)
         buffer.withUnsafeMutableBytes { raw in
-            var writer = ByteWriter(UnsafeMutableRawBufferPointer(rebasing: raw[0..<147]))
-            #expect(throws: WireError.bufferTooSmall(needed: 148, available: 147)) {
+            var writer = ByteWriter(UnsafeMutableRawBufferPointer(rebasing: raw[0..<151]))
+            #expect(throws: WireError.bufferTooSmall(needed: 152, available: 151)) {
                 try Self.initiation.encode(into: &writer)
             }
             #expect(writer.bytesWritten == 0)
         }
-        #expect(buffer[147] == 0xEE)
+        #expect(buffer[151] == 0xEE)
     }
 
     @Test("handshake layouts round-trip byte for byte")

@@ -151,7 +151,7 @@ enum WireGen {
         try! HandshakeInitiation(
             senderIndex: ReceiverIndex(UInt32.random(in: 0...UInt32.max, using: &rng)),
             ephemeral: bytes(32, using: &rng), encryptedStatic: bytes(48, using: &rng),
-            encryptedTimestamp: bytes(28, using: &rng), mac1: bytes(16, using: &rng), mac2: bytes(16, using: &rng))
+            encryptedPayload: bytes(32, using: &rng), mac1: bytes(16, using: &rng), mac2: bytes(16, using: &rng))
     })
 
     static let response = Generator<HandshakeResponse, Shrink.None<HandshakeResponse>>(run: { rng in

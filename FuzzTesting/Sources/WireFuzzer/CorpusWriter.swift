@@ -25,7 +25,7 @@
                 let seed = UInt8(variant * 100)
                 let initiation = try HandshakeInitiation(
                     senderIndex: ReceiverIndex(UInt32(variant) &* 0x0102_0304), ephemeral: pattern(seed, 32),
-                    encryptedStatic: pattern(seed &+ 1, 48), encryptedTimestamp: pattern(seed &+ 2, 28),
+                    encryptedStatic: pattern(seed &+ 1, 48), encryptedPayload: pattern(seed &+ 2, 32),
                     mac1: pattern(seed &+ 3, 16), mac2: variant == 0 ? [UInt8](repeating: 0, count: 16) : pattern(9, 16)
                 )
                 seeds.append(("initiation-\(variant)", try initiation.encoded()))

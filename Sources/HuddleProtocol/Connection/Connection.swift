@@ -175,6 +175,14 @@ public struct Connection {
                 < ProtocolLimits.maxQueuedMessagesPerChannel
     }
 
+    /// Closes the connection because the peer opened a new one that replaces it (see ``ProtocolError/superseded``):
+    /// like ``close(code:reason:now:)``, but reported with that reason.
+    mutating func supersede(now: Instant) {
+        guard isOpen else { return }
+        closeReason = .superseded
+        close(code: .noError, reason: "superseded by a new connection", now: now)
+    }
+
     /// Starts an orderly close: a CLOSE frame with `code` and `reason` is sent, then the connection drains.
     public mutating func close(code: CloseCode = .noError, reason: String = "", now: Instant) {
         guard isOpen else { return }
@@ -182,7 +190,7 @@ public struct Connection {
         while trimmed.utf8.count > WireLimits.maxCloseReasonLength { trimmed.removeLast() }
         closeFrame = CloseFrame(code: code, reason: trimmed)
         if current == nil {
-            finish(reason: nil, now: now)
+            finish(reason: closeReason, now: now)
         }
     }
 

@@ -116,6 +116,31 @@ extension Endpoint {
         if readmitted, let old = liveConnection(to: received.initiatorStatic) {
             close(old, code: .noError, reason: "peer restarted", now: now)
         }
+        // Continue or start over. A rekey names one of our keypairs of the connection it continues; anything else
+        // continues a connection we no longer have, and installing its keys here would mix the peer's old message
+        // sequences with our new ones: drop it (the peer's connection times out and it then opens a new one). A new
+        // connection from a peer whose connection here was established means the peer started over (it restarted,
+        // or its side ended): ours is superseded, so both sides' message sequences start over together.
+        if let live = liveConnection(to: received.initiatorStatic) {
+            let known = connections.withConnection(in: connections.slot(of: live)!) { connection in
+                (
+                    resumable: received.resumption.map { connection.slot(for: $0) != nil } ?? false,
+                    established: connection.state == .established
+                )
+            }
+            if received.resumption != nil, !known.resumable {
+                statistics.staleResumptionsDropped += 1
+                return
+            }
+            if received.resumption == nil, known.established {
+                statistics.connectionsSuperseded += 1
+                connections[live]!.supersede(now: now)
+                collectRetiredIndices(live)
+            }
+        } else if received.resumption != nil {
+            statistics.staleResumptionsDropped += 1
+            return
+        }
         let id =
             liveConnection(to: received.initiatorStatic)
             ?? makeConnection(peer: received.initiatorStatic, address: source, now: now)
@@ -243,7 +268,9 @@ extension Endpoint {
             let initiation = try? HandshakeMessages.makeInitiation(
                 localStatic: configuration.identity.agreementKey, remoteStatic: connection.peer,
                 presharedKey: peer.credentials.presharedKey, prologue: configuration.prologue, senderIndex: index,
-                timestamp: timestamp, authenticator: peer.outgoing, cookie: connection.cookie, using: &random)
+                timestamp: timestamp,
+                resumption: connection.state == .established ? connection.current?.remoteIndex : nil,
+                authenticator: peer.outgoing, cookie: connection.cookie, using: &random)
         else { return }
         let delay = connections[id]!.initiationRetryDelay
         let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)

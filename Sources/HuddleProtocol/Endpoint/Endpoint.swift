@@ -278,7 +278,8 @@ public struct Endpoint {
 
     /// ``pollTransmit(into:now:)`` returning an array (allocates; for tests and the simulator).
     public mutating func pollTransmit(now: Instant) -> (destination: NetworkAddress, datagram: [UInt8])? {
-        var buffer = [UInt8](repeating: 0, count: max(configuration.connection.maxDatagramSize, 148))
+        var buffer = [UInt8](
+            repeating: 0, count: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength))
         let result = buffer.withUnsafeMutableBytes { pollTransmit(into: $0, now: now) }
         guard let result else { return nil }
         buffer.removeSubrange(result.length...)

@@ -18,6 +18,11 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var floodDropped = 0
     /// Initiations dropped because our own concurrent initiation wins the tie-break (H9).
     public var simultaneousInitiationsDropped = 0
+    /// Initiations dropped because they resume a connection this endpoint no longer has (the resumption index names
+    /// none of its keypairs with that peer).
+    public var staleResumptionsDropped = 0
+    /// Established connections replaced by a peer's new connection (it restarted, or its side ended).
+    public var connectionsSuperseded = 0
     /// Cookie replies sent while under load.
     public var cookieRepliesSent = 0
     /// Cookie replies received and accepted.

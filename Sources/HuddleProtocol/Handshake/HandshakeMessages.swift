@@ -2,7 +2,7 @@ import HuddleCrypto
 import HuddleWire
 
 /// Builds and consumes Huddle's two handshake messages: `Noise_IKpsk2_25519_ChaChaPoly_SHA256` carried in
-/// WireGuard's initiation (148 bytes) and response (92 bytes) layouts, authenticated by `mac1` / `mac2`.
+/// WireGuard's initiation (152 bytes) and response (92 bytes) layouts, authenticated by `mac1` / `mac2`.
 ///
 /// These functions are pure: the caller checks `mac1` (and `mac2` under load) before calling ``readInitiation``,
 /// decides which pre-shared key applies to the initiator it learns, enforces timestamp freshness and rate limits,
@@ -39,24 +39,38 @@ public enum HandshakeMessages {
         public let senderIndex: ReceiverIndex
         /// The initiator's timestamp: accept only if newer than the last accepted from this initiator.
         public let timestamp: TAI64N
+        /// The responder's receiver index of the keypair the initiator means to replace (a rekey of a connection
+        /// both sides hold), or `nil` for a new connection (see ``makeInitiation``).
+        public let resumption: ReceiverIndex?
     }
 
-    /// Starts a handshake: writes message 1 with `timestamp` as payload and stamps `mac1` (and `mac2` if a cookie
-    /// from the responder is known).
+    /// The initiation payload's length: a 12-byte TAI64N timestamp and a 4-byte little-endian resumption index.
+    public static let initiationPayloadLength = TAI64N.encodedLength + 4
+
+    /// Starts a handshake: writes message 1 with `timestamp` and `resumption` as payload and stamps `mac1` (and
+    /// `mac2` if a cookie from the responder is known).
+    ///
+    /// `resumption` is the responder's receiver index of the connection's current keypair when this handshake
+    /// rekeys a connection the initiator holds established, and `nil` for a new connection. The responder continues
+    /// its connection only when the index names one of that connection's keypairs; for `nil` it starts over (the
+    /// initiator has no state to continue: it restarted, or its side timed out), so message sequences never
+    /// continue across a restart on one side only.
     public static func makeInitiation(
         localStatic: X25519PrivateKey, remoteStatic: X25519PublicKey, presharedKey: SecureBytes, prologue: [UInt8],
-        senderIndex: ReceiverIndex, timestamp: TAI64N, authenticator: MacAuthenticator, cookie: [UInt8]?,
-        using generator: inout some RandomBytesGenerator
+        senderIndex: ReceiverIndex, timestamp: TAI64N, resumption: ReceiverIndex? = nil,
+        authenticator: MacAuthenticator, cookie: [UInt8]?, using generator: inout some RandomBytesGenerator
     ) throws -> Initiation {
         let noise = try NoiseHandshake(
             configuration: .init(
                 pattern: pattern, role: .initiator, prologue: prologue, staticKey: localStatic,
                 remoteStaticKey: remoteStatic, presharedKeys: [presharedKey]),
             using: &generator)
-        let message = try noise.writeMessage(payload: timestamp.bytes)
+        let index = resumption?.rawValue ?? 0
+        let payload = timestamp.bytes + (0..<4).map { UInt8(truncatingIfNeeded: index >> (8 * UInt32($0))) }
+        let message = try noise.writeMessage(payload: payload)
         let layout = try HandshakeInitiation(
             senderIndex: senderIndex, ephemeral: Array(message[0..<32]), encryptedStatic: Array(message[32..<80]),
-            encryptedTimestamp: Array(message[80..<108]))
+            encryptedPayload: Array(message[80..<112]))
         var datagram = try layout.encoded()
         try authenticator.stamp(
             &datagram, mac1Offset: HandshakeInitiation.mac1Offset, mac2Offset: HandshakeInitiation.mac2Offset,
@@ -87,12 +101,16 @@ public enum HandshakeMessages {
         let noise = try NoiseHandshake(
             configuration: .init(pattern: pattern, role: .responder, prologue: prologue, staticKey: localStatic),
             using: &generator)
-        let payload = try noise.readMessage(layout.ephemeral + layout.encryptedStatic + layout.encryptedTimestamp)
-        guard let initiatorStatic = noise.remoteStaticKey, let timestamp = TAI64N(bytes: payload) else {
+        let payload = try noise.readMessage(layout.ephemeral + layout.encryptedStatic + layout.encryptedPayload)
+        guard let initiatorStatic = noise.remoteStaticKey, payload.count == initiationPayloadLength,
+            let timestamp = TAI64N(bytes: Array(payload[0..<TAI64N.encodedLength]))
+        else {
             throw CryptoError.handshakeMessageTruncated
         }
+        let index = payload[TAI64N.encodedLength...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         return ReceivedInitiation(
-            noise: noise, initiatorStatic: initiatorStatic, senderIndex: layout.senderIndex, timestamp: timestamp)
+            noise: noise, initiatorStatic: initiatorStatic, senderIndex: layout.senderIndex, timestamp: timestamp,
+            resumption: index == 0 ? nil : ReceiverIndex(index))
     }
 
     /// Writes message 2 under `presharedKey` (the key that applies to this initiator) and returns the responder's
