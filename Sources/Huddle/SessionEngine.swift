@@ -670,7 +670,7 @@ actor SessionEngine {
             await deliver(&routed)
         case .delivered:
             break
-        case .undelivered(let peer, let messages, let reason):
+        case .undelivered(let peer, _, let messages, let reason):
             let count = messages.count { $0.channel == Self.messengerChannel }
             reportFailure(count: count, to: peer, reason: reason)
         case .unsent(let peer, let channel, let count, let reason):

@@ -5,8 +5,20 @@ public enum Scenarios {
     /// All scenarios, in a stable order.
     public static let all: [Scenario] = transfers + sessionScenarios + livenessScenarios + adversaryScenarios
 
-    /// The scenario called `name`.
-    public static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
+    /// The scenario called `name`, among ``all`` and ``onDemand``.
+    public static func named(_ name: String) -> Scenario? { (all + onDemand).first { $0.name == name } }
+
+    /// Scenarios run only when named (not by `--scenario all` or the committed seeds): membership churn with an
+    /// always-on delivery checker (issue 11). The simulation suite runs it over the seeds in `churn-seeds.txt`.
+    public static let onDemand: [Scenario] = [
+        Scenario(
+            name: "churn",
+            summary:
+                "6-8 members join, leave, crash, restart and rejoin under partitions (halves, one isolated, one "
+                + "direction) while all send; every reliable message delivered once in order or reported; roster "
+                + "converges [G1, H9, N11, N12]"
+        ) { seed in try ChurnScenario().run(seed: seed) }
+    ]
 
     static func transfer(_ name: String, _ summary: String, _ scenario: TransferScenario) -> Scenario {
         Scenario(name: name, summary: summary) { seed in try scenario.run(seed: seed) }

@@ -11,6 +11,12 @@ public struct SessionNode: SimulatedNode {
     public var core: SessionCore?
     /// Every session event, with the time it happened.
     public private(set) var events: [(time: Instant, event: SessionEvent)] = []
+    /// Removes and returns the events recorded so far (long runs consume them as they go, so memory stays flat).
+    public mutating func takeEvents() -> [(time: Instant, event: SessionEvent)] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
     /// The latest time the node saw.
     public private(set) var now = Instant.zero
 
@@ -41,6 +47,16 @@ public struct SessionNode: SimulatedNode {
     public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
         guard let id = endpoint.connectionID(for: peer) else { return false }
         return (try? endpoint.send(bytes, on: channel, to: id)) != nil
+    }
+
+    /// Sends like ``send(_:on:to:)`` and returns the connection and sequence number the message got, or `nil`.
+    public mutating func sendRecorded(
+        _ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey
+    ) -> (connection: ConnectionID, sequence: MessageSequence)? {
+        guard let id = endpoint.liveConnectionID(for: peer),
+            let sequence = try? endpoint.send(bytes, on: channel, to: id)
+        else { return nil }
+        return (id, sequence)
     }
 
     public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {

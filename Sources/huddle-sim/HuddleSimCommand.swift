@@ -33,6 +33,9 @@ struct HuddleSimCommand: ParsableCommand {
         setvbuf(stdout, nil, _IOLBF, 0)
         if list {
             for scenario in Scenarios.all { print("\(scenario.name.padding(16))  \(scenario.summary)") }
+            for scenario in Scenarios.onDemand {
+                print("\(scenario.name.padding(16))  (only when named) \(scenario.summary)")
+            }
             return
         }
         guard let range = parseSeedRange(seeds) else {

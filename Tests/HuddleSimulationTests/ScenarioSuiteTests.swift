@@ -27,6 +27,28 @@ struct ScenarioSuiteTests {
         }
     }
 
+    /// The churn scenario's seeds: `churn-seeds.txt`, or `HUDDLE_CHURN_SEEDS=FIRST-LAST`.
+    static let churnSeeds: ClosedRange<UInt64> = {
+        if let override = ProcessInfo.processInfo.environment["HUDDLE_CHURN_SEEDS"] {
+            guard let range = parseSeedRange(override) else { fatalError("HUDDLE_CHURN_SEEDS must be FIRST-LAST") }
+            return range
+        }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "churn-seeds.txt")
+        let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let text, let range = parseSeedRange(text) else { fatalError("churn-seeds.txt must hold FIRST-LAST") }
+        return range
+    }()
+
+    @Test("Membership churn: every reliable message delivered once, in order, or reported; the roster converges")
+    func churn() throws {
+        let scenario = try #require(Scenarios.named("churn"))
+        let report = ScenarioReport.run(scenario, seeds: Self.churnSeeds)
+        print(report.line)
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.seedsRun == Self.churnSeeds.count)
+    }
+
     @Test("Scenario passes for every seed", arguments: Scenarios.all.map(\.name))
     func scenario(name: String) throws {
         let scenario = try #require(Scenarios.named(name))

@@ -25,6 +25,8 @@ public struct SessionCore: Sendable {
 
     /// Messages held for one peer, oldest first.
     struct EarlyMessages: Sendable {
+        /// The connection they came on: they are discarded when it closes before its peer is a member.
+        var connection: ConnectionID
         var messages: Deque<(channel: ChannelID, bytes: [UInt8])> = []
         var bytes = 0
     }
@@ -61,10 +63,13 @@ public struct SessionCore: Sendable {
                 }
             } else if membership.isActiveMember(peer), let member = membership.member(peer) {
                 events.append(.message(from: member, channel: channel, bytes: bytes))
-            } else if membership.phase == .member, endpoint.admission(of: peer) != nil {
-                // A joiner welcomed by another member may reach us (under its invitation) and send before the
-                // sponsor's announcement of it does. Its transport already acknowledged these messages, so they
-                // must not be dropped: hold them until it is a member.
+            } else if membership.phase == .joining || membership.phase == .member {
+                // Their transport already acknowledged these messages, so they must not be dropped: hold them until
+                // the sender is a member we know. Races make them arrive early: a joiner welcomed by another member
+                // reaches us (under its invitation) and sends before the sponsor's announcement of it does; a member
+                // that left or crashed and rejoined reaches us before its new announcement; members that learned of
+                // us send before our own WELCOME has arrived. Only authenticated peers (member or invitation
+                // credentials) get here.
                 holdEarly(bytes, on: channel, from: peer, connection: id, endpoint: &endpoint, now: now)
             } else {
                 nonMemberMessagesDropped += 1
@@ -87,7 +92,12 @@ public struct SessionCore: Sendable {
             // Judged before the membership learns of the closure: a peer that announced its departure is no longer
             // in the roster by now, one that times out still is.
             let reason = failureReason(for: peer, error: error, closing: id, endpoint: endpoint)
-            let replaced = endpoint.liveConnectionID(for: peer).map { $0 != id } ?? false
+            // Replaced by a newer connection to the same peer: the peer is still connected, unless the new connection
+            // came in under an invitation (a member that restarted is joining again): then it is not a participant
+            // until it has joined again, and messages must not be addressed to it meanwhile.
+            let replaced =
+                endpoint.liveConnectionID(for: peer).map { $0 != id } ?? false
+                && endpoint.admission(of: peer) == nil
             if peers.removeValue(forKey: id) != nil {
                 // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
                 // make the peer unreachable: the new connection reports it connected.
@@ -95,9 +105,14 @@ public struct SessionCore: Sendable {
             } else if !replaced {
                 membership.connectFailed(peer)
             }
-            if !undelivered.isEmpty { events.append(.undelivered(to: peer, undelivered, reason: reason)) }
-            // Held messages of a peer that never became a member are not session traffic.
-            if !replaced, membership.member(peer) == nil { early[peer] = nil }
+            if !undelivered.isEmpty {
+                events.append(.undelivered(to: peer, connection: id, undelivered, reason: reason))
+            }
+            // Held messages whose connection closed before its peer became a member are not session traffic.
+            if early[peer]?.connection == id, membership.member(peer) == nil {
+                nonMemberMessagesDropped += early[peer]!.messages.count
+                early[peer] = nil
+            }
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }
             let reason = peer.map { failureReason(for: $0, error: nil, closing: nil, endpoint: endpoint) } ?? .left
@@ -112,7 +127,12 @@ public struct SessionCore: Sendable {
         _ bytes: [UInt8], on channel: ChannelID, from peer: X25519PublicKey, connection id: ConnectionID,
         endpoint: inout Endpoint, now: Instant
     ) {
-        var held = early[peer] ?? EarlyMessages()
+        var held = early[peer] ?? EarlyMessages(connection: id)
+        if held.connection != id {
+            // An earlier connection of the same peer held these: that peer started over, they are not its messages.
+            nonMemberMessagesDropped += held.messages.count
+            held = EarlyMessages(connection: id)
+        }
         guard held.messages.count < ProtocolLimits.maxEarlyMessagesPerPeer,
             held.bytes + bytes.count <= ProtocolLimits.maxEarlyMessageBytesPerPeer
         else {

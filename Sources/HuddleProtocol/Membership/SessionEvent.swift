@@ -22,7 +22,9 @@ public enum SessionEvent: Sendable {
     /// A member acknowledged a reliable message this node sent.
     case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence)
     /// The connection to a peer closed with these messages unacknowledged (never silently lost), for `reason`.
-    case undelivered(to: X25519PublicKey, [UndeliveredMessage], reason: DeliveryFailureReason)
+    /// `connection` is the one they were sent on (their sequence numbers belong to it).
+    case undelivered(
+        to: X25519PublicKey, connection: ConnectionID, [UndeliveredMessage], reason: DeliveryFailureReason)
     /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
     /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer.
     case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, reason: DeliveryFailureReason)

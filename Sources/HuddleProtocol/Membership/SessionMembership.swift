@@ -132,9 +132,11 @@ public struct SessionMembership: Sendable {
     }
 
     /// Whether `key` belongs to an active member the local node is connected to (messages from anyone else are not
-    /// session traffic).
+    /// session traffic). After the local node announced its departure it still takes its members' messages until
+    /// its connections close (at most a few seconds): their transports acknowledge them, so dropping them here would
+    /// lose them silently; afterwards the senders report what is unacknowledged as `left`.
     public func isActiveMember(_ key: X25519PublicKey) -> Bool {
-        phase == .member && connected.contains(key) && entries[key]?.present == true && !unreachable.contains(key)
+        (phase == .member || phase == .left) && connected.contains(key) && entries[key]?.present == true
     }
 
     /// Open invitations, for a new member's WELCOME and for tickets.
@@ -159,10 +161,12 @@ public struct SessionMembership: Sendable {
         case .joining:
             if sponsor == nil, hints.contains(key) { requestJoin(from: key) }
         case .member:
-            // A joiner: wait for its request.
-            guard !admitted, let entry = entries[key], entry.present else { return }
-            // Active since the roster named it, unless it had become unreachable: then it is back.
+            guard let entry = entries[key], entry.present else { return }
+            // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
+            // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
             if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
+            // A joiner: wait for its request.
+            guard !admitted else { return }
             // Gossip the roster so an announcement the peer missed while disconnected still reaches it.
             for other in roster where other.staticKey != key {
                 send(.memberJoined(other), to: key)

@@ -1,0 +1,181 @@
+import HuddleProtocol
+import HuddleWire
+
+/// The always-on checker of the churn scenario: every reliable message a member accepted for another member, and what
+/// became of it.
+///
+/// The contract it checks (issue 11, Apple's `.reliable` plus Huddle's reports): a message sent by incarnation `s` of
+/// one node to incarnation `r` of another while both were members is delivered to `r` exactly once, in order per
+/// (`s`, `r`), byte-identical, or it is reported to `s` as undelivered with a reason. It is never delivered to a
+/// later incarnation of the recipient (that one lost the state the sequence numbers belonged to), and nothing is
+/// delivered that was never sent. Violations are recorded as they happen; ``unresolved(aliveSenders:)`` lists, at the
+/// end of a run, accepted messages that were neither delivered nor reported.
+public struct ChurnLedger {
+    /// One sender incarnation's message to one recipient node.
+    public struct Key: Hashable, Sendable {
+        /// Sender node index.
+        public var sender: Int
+        /// Sender incarnation.
+        public var senderIncarnation: Int
+        /// The sender's message counter (one per message, shared by all its recipients).
+        public var counter: UInt32
+        /// Recipient node index.
+        public var recipient: Int
+    }
+
+    /// What the ledger knows of one accepted message.
+    struct Entry {
+        /// The recipient's incarnation when the message was sent, or `nil` when the recipient was down then (the
+        /// sender's roster still named it): the message may reach whichever incarnation connects next, once.
+        var recipientIncarnation: Int?
+        var delivered = false
+        var reported: DeliveryFailureReason?
+    }
+
+    /// A (connection, sequence) on a sender's endpoint, to resolve failure reports.
+    struct SequenceKey: Hashable {
+        var sender: Int
+        var senderIncarnation: Int
+        var connection: ConnectionID
+        var sequence: MessageSequence
+    }
+
+    var entries: [Key: Entry] = [:]
+    var bySequence: [SequenceKey: Key] = [:]
+    /// Highest counter delivered per (sender, sender incarnation, recipient, recipient incarnation).
+    var lastDelivered: [[Int]: UInt32] = [:]
+    /// Every violation seen, in order.
+    public private(set) var violations: [String] = []
+    /// Messages accepted (per recipient).
+    public private(set) var accepted = 0
+    /// Messages delivered.
+    public private(set) var delivered = 0
+    /// Messages reported undelivered, by reason.
+    public private(set) var reported: [DeliveryFailureReason: Int] = [:]
+    /// Messages both delivered and reported (the acknowledgement was lost: allowed for `unreachable` and
+    /// `restarted`, whose documentation says the recipient may have received them).
+    public private(set) var deliveredAndReported = 0
+
+    public init() {}
+
+    /// The payload of message `counter` from incarnation `incarnation` of node `sender`, `size` bytes (at least 8).
+    public static func payload(sender: Int, incarnation: Int, counter: UInt32, size: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(size, 8))
+        bytes[0] = 0xC4
+        bytes[1] = UInt8(sender)
+        bytes[2] = UInt8(truncatingIfNeeded: incarnation)
+        bytes[3] = UInt8(truncatingIfNeeded: incarnation >> 8)
+        for index in 0..<4 { bytes[4 + index] = UInt8(truncatingIfNeeded: counter >> (8 * UInt32(index))) }
+        for index in 8..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: Int(counter) &* 31 &+ index) }
+        return bytes
+    }
+
+    /// Records that incarnation `senderIncarnation` of `sender` accepted message `counter` for incarnation
+    /// `recipientIncarnation` of `recipient` (`nil`: the recipient was down), on `connection` with `sequence`.
+    public mutating func sent(
+        sender: Int, senderIncarnation: Int, counter: UInt32, recipient: Int, recipientIncarnation: Int?,
+        connection: ConnectionID, sequence: MessageSequence
+    ) {
+        let key = Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient)
+        entries[key] = Entry(recipientIncarnation: recipientIncarnation)
+        bySequence[
+            SequenceKey(
+                sender: sender, senderIncarnation: senderIncarnation, connection: connection, sequence: sequence)] = key
+        accepted += 1
+    }
+
+    /// Records a delivery of `bytes` at incarnation `incarnation` of node `recipient`, at `time`.
+    public mutating func received(_ bytes: [UInt8], recipient: Int, incarnation: Int, time: Instant) {
+        guard bytes.count >= 8, bytes[0] == 0xC4 else {
+            violations.append("\(time): node \(recipient) received a message nobody sent (\(bytes.count) bytes)")
+            return
+        }
+        let sender = Int(bytes[1])
+        let senderIncarnation = Int(bytes[2]) | Int(bytes[3]) << 8
+        let counter = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[4 + $1]) << (8 * UInt32($1)) }
+        let key = Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient)
+        let name = "message \(counter) of node \(sender)#\(senderIncarnation) at node \(recipient)#\(incarnation)"
+        guard var entry = entries[key] else {
+            violations.append("\(time): \(name) was never sent to it")
+            return
+        }
+        guard bytes == Self.payload(sender: sender, incarnation: senderIncarnation, counter: counter, size: bytes.count)
+        else {
+            violations.append("\(time): \(name) arrived altered")
+            return
+        }
+        if entry.recipientIncarnation == nil { entry.recipientIncarnation = incarnation }
+        guard entry.recipientIncarnation == incarnation else {
+            violations.append(
+                "\(time): \(name) was sent to incarnation \(entry.recipientIncarnation!), delivered to \(incarnation)")
+            return
+        }
+        guard !entry.delivered else {
+            violations.append("\(time): \(name) delivered twice")
+            return
+        }
+        let pair = [sender, senderIncarnation, recipient, incarnation]
+        if let last = lastDelivered[pair], last >= counter {
+            violations.append("\(time): \(name) delivered after message \(last) (out of order)")
+        }
+        lastDelivered[pair] = counter
+        entry.delivered = true
+        delivered += 1
+        if let reason = entry.reported { noteBoth(name, reason: reason, time: time) }
+        entries[key] = entry
+    }
+
+    /// Records a report, at incarnation `senderIncarnation` of `sender`, that the messages with `sequences` on
+    /// `connection` will not be delivered, for `reason`.
+    public mutating func reportedUndelivered(
+        sender: Int, senderIncarnation: Int, connection: ConnectionID, sequences: [MessageSequence],
+        reason: DeliveryFailureReason, time: Instant
+    ) {
+        for sequence in sequences {
+            let lookup = SequenceKey(
+                sender: sender, senderIncarnation: senderIncarnation, connection: connection, sequence: sequence)
+            guard let key = bySequence[lookup], var entry = entries[key] else { continue }
+            guard entry.reported == nil else {
+                violations.append("\(time): message \(key.counter) of node \(sender) reported twice")
+                continue
+            }
+            entry.reported = reason
+            reported[reason, default: 0] += 1
+            if entry.delivered {
+                noteBoth(
+                    "message \(key.counter) of node \(sender) to node \(key.recipient)", reason: reason, time: time)
+            }
+            entries[key] = entry
+        }
+    }
+
+    private mutating func noteBoth(_ name: String, reason: DeliveryFailureReason, time: Instant) {
+        deliveredAndReported += 1
+        if reason != .unreachable && reason != .restarted {
+            violations.append("\(time): \(name) was delivered but reported undelivered (\(reason.rawValue))")
+        }
+    }
+
+    /// Accepted messages between incarnations that are both still running at the end (`alive`: node index ->
+    /// incarnation) that were neither delivered to the incarnation they were sent to nor reported, as descriptions
+    /// (at most `limit`). A recipient that crashed may have acknowledged a message it never handed to its
+    /// application (Apple's contract: a member that leaves before delivery may miss it); its sender cannot know, so
+    /// such messages are not counted.
+    public func unresolved(alive: [Int: Int], limit: Int = 10) -> (count: Int, examples: [String]) {
+        var count = 0
+        var examples: [String] = []
+        for (key, entry) in entries
+        where alive[key.sender] == key.senderIncarnation && entry.recipientIncarnation != nil
+            && alive[key.recipient] == entry.recipientIncarnation
+        {
+            guard !entry.delivered, entry.reported == nil else { continue }
+            count += 1
+            if examples.count < limit {
+                examples.append(
+                    "message \(key.counter) of node \(key.sender)#\(key.senderIncarnation) to node "
+                        + "\(key.recipient)#\(entry.recipientIncarnation!)")
+            }
+        }
+        return (count, examples.sorted())
+    }
+}

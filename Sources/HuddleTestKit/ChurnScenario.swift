@@ -1,0 +1,268 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// Membership churn in the simulator (issue 11, "the VOPR for membership"): 6 to 8 members join, leave, crash (memory
+/// lost, identity kept), restart and rejoin, while the network partitions (halves, one node isolated, one direction
+/// only) and heals, and every member sends reliable messages to every active member (and to random subsets) all along,
+/// right after joining too. A ``ChurnLedger`` checks every delivery and failure report as it happens.
+///
+/// Every choice comes from the seed. After the churn phase everything heals, nobody crashes any more, and the run
+/// continues for ``livenessPhase``: then every message a surviving sender accepted must have been delivered or
+/// reported (no stall outlives that bound), and every surviving member must see the same roster.
+public struct ChurnScenario {
+    /// How long members churn.
+    public var churnPhase: Duration = .seconds(60)
+    /// How long the healed network runs before the final checks: longer than the 90 s handshake timeout, so a
+    /// member that was never reached is declared unreachable by then.
+    public var livenessPhase: Duration = .seconds(100)
+
+    public init() {}
+
+    static let channel = ChannelID(16)
+
+    /// The driver's view of one node.
+    struct Member {
+        var incarnation = 0
+        /// Running (not crashed or stopped).
+        var alive = false
+        /// Joined (a WELCOME arrived, or the founder).
+        var joined = false
+        var counter: UInt32 = 0
+    }
+
+    /// Runs one seed.
+    public func run(seed: UInt64) throws -> ScenarioOutcome {
+        var random = SimulationRandom(seed: seed ^ 0xC4_0C4)
+        let count = random.integer(in: 6...8)
+        let latency = Duration.milliseconds(Int64(random.integer(in: 1...20)))
+        let lossRate = random.chance(0.5) ? Double(random.integer(in: 1...20)) / 1000 : 0
+        var session = TestSession(count: count, seed: seed)
+        var net = SimulatedNetwork(
+            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: latency, lossRate: lossRate))
+        net.options = [
+            "members \(count)", "latency \(latency)", "loss \(lossRate)", "churn \(churnPhase)",
+            "liveness \(livenessPhase)",
+        ]
+        let grant = session.invitation()
+        var members = [Member](repeating: Member(), count: count)
+        var ledger = ChurnLedger()
+
+        // The founder, then everyone joins through whoever is a member, 150 ms apart.
+        let founding = session.founding(0, address: net.address(of: 0))
+        try net.withNode(0) { node in
+            node.start(founding, now: .zero)
+            node.update(now: .zero) { $0.openInvitation(grant) }
+        }
+        members[0].alive = true
+        members[0].joined = true
+        let end = Instant.zero + churnPhase
+        var nextAction = Instant.zero + .milliseconds(150)
+        var joinQueue = Array(1..<count)
+        var stopped: [Int] = []
+        var sends = 0
+
+        func hints(_ net: SimulatedNetwork<SessionNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
+        {
+            for index in 0..<count where members[index].alive && members[index].joined {
+                if let hints = net.node(index)?.core?.membership.ticketHints(limit: 8), !hints.isEmpty { return hints }
+            }
+            return []
+        }
+
+        func join(_ index: Int, _ net: inout SimulatedNetwork<SessionNode>) throws {
+            let known = hints(net)
+            guard !known.isEmpty else { return }
+            members[index].incarnation += 1
+            members[index].alive = true
+            members[index].joined = false
+            members[index].counter = 0
+            let endpoint = session.endpoint(index, incarnation: UInt64(members[index].incarnation))
+            try net.restart(index, with: SessionNode(endpoint: endpoint))
+            let membership = session.joining(index, address: net.address(of: index), grant: grant, hints: known)
+            let now = net.now
+            try net.withNode(index) { $0.start(membership, now: now) }
+        }
+
+        /// Takes every node's new events into the ledger.
+        func collect(_ net: inout SimulatedNetwork<SessionNode>) throws {
+            for index in 0..<count where members[index].alive {
+                let incarnation = members[index].incarnation
+                let events = try net.withNode(index) { $0.takeEvents() }
+                for (time, event) in events {
+                    switch event {
+                    case .joined:
+                        members[index].joined = true
+                    case .message(_, let channel, let bytes) where channel == Self.channel:
+                        ledger.received(bytes, recipient: index, incarnation: incarnation, time: time)
+                    case .undelivered(_, let connection, let messages, let reason):
+                        ledger.reportedUndelivered(
+                            sender: index, senderIncarnation: incarnation, connection: connection,
+                            sequences: messages.filter { $0.channel == Self.channel }.map(\.sequence), reason: reason,
+                            time: time)
+                    case .joinFailed(let reason):
+                        // Not a violation by itself (every member named in its ticket may be gone); it tries again.
+                        members[index].alive = false
+                        net.crash(index)
+                        stopped.append(index)
+                        _ = reason
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+
+        /// One round of sends: every joined member sends one message to every active member (or a random subset).
+        func sendRound(_ net: inout SimulatedNetwork<SessionNode>, random: inout SimulationRandom) throws {
+            for index in 0..<count where members[index].alive && members[index].joined {
+                guard let node = net.node(index), let core = node.core, core.membership.phase == .member else {
+                    continue
+                }
+                var recipients = core.membership.activeMembers.dropFirst().map(\.staticKey)
+                if random.chance(0.2) { recipients = recipients.filter { _ in random.chance(0.5) } }
+                let size =
+                    random.chance(0.9)
+                    ? random.integer(in: 8...300)
+                    : random.chance(0.9)
+                        ? random.integer(in: 300...20_000)
+                        : random.integer(in: 20_000...200_000)
+                let counter = members[index].counter
+                members[index].counter += 1
+                let bytes = ChurnLedger.payload(
+                    sender: index, incarnation: members[index].incarnation, counter: counter, size: size)
+                for key in recipients {
+                    guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
+                    let recipientIncarnation = members[recipient].alive ? members[recipient].incarnation : nil
+                    let result = try net.withNode(index) { $0.sendRecorded(bytes, on: Self.channel, to: key) }
+                    guard let (connection, sequence) = result else { continue }
+                    ledger.sent(
+                        sender: index, senderIncarnation: members[index].incarnation, counter: counter,
+                        recipient: recipient, recipientIncarnation: recipientIncarnation, connection: connection,
+                        sequence: sequence)
+                    sends += 1
+                }
+            }
+        }
+
+        // The churn phase, in 50 ms steps: sends every step, a fault or membership change every 0.3-2 s.
+        var partitioned = false
+        /// Members that announced their departure and stop at the given time (after their events are collected).
+        var leaving: [(index: Int, incarnation: Int, at: Instant)] = []
+        while net.now < end {
+            try net.run(for: .milliseconds(50))
+            try collect(&net)
+            for (index, incarnation, at) in leaving where at <= net.now {
+                guard members[index].alive, members[index].incarnation == incarnation else { continue }
+                net.crash(index)
+                members[index].alive = false
+                stopped.append(index)
+            }
+            leaving.removeAll { $0.at <= net.now }
+            try sendRound(&net, random: &random)
+            guard net.now >= nextAction else { continue }
+            nextAction = net.now + .milliseconds(Int64(random.integer(in: 300...2000)))
+            if let next = joinQueue.first {
+                joinQueue.removeFirst()
+                try join(next, &net)
+                continue
+            }
+            let live = (0..<count).filter { members[$0].alive }
+            switch random.integer(in: 0...9) {
+            case 0...1 where live.count > 2:
+                // Crash a member (memory lost); it restarts and rejoins a little later.
+                let victim = live[random.integer(in: 0...(live.count - 1))]
+                net.crash(victim)
+                members[victim].alive = false
+                stopped.append(victim)
+            case 2 where live.count > 2:
+                // A member leaves: announces it, then stops 2 s later.
+                let leaver = live[random.integer(in: 0...(live.count - 1))]
+                let now = net.now
+                try net.withNode(leaver) { $0.update(now: now) { $0.leave() } }
+                leaving.append((leaver, members[leaver].incarnation, now + .seconds(2)))
+            case 3...4:
+                if let index = stopped.first {
+                    stopped.removeFirst()
+                    if !members[index].alive { try join(index, &net) }
+                }
+            case 5 where !partitioned:
+                partitioned = true
+                let isolated = random.integer(in: 0...(count - 1))
+                if random.chance(0.5) {
+                    net.partition([[isolated], (0..<count).filter { $0 != isolated }])
+                } else {
+                    let half = (0..<count).filter { _ in random.chance(0.5) }
+                    net.partition([half, (0..<count).filter { !half.contains($0) }])
+                }
+                net.schedule(at: net.now + .milliseconds(Int64(random.integer(in: 1000...15_000)))) { net in
+                    net.heal()
+                    partitioned = false
+                }
+            case 6 where !partitioned:
+                // One direction only (TEST-MATRIX N12).
+                partitioned = true
+                let a = random.integer(in: 0...(count - 1))
+                let b = (a + random.integer(in: 1...(count - 1))) % count
+                net.setLink(from: a, to: b, up: false)
+                net.schedule(at: net.now + .milliseconds(Int64(random.integer(in: 1000...15_000)))) { net in
+                    net.heal()
+                    partitioned = false
+                }
+            default:
+                break
+            }
+        }
+        // Liveness: heal, let every stopped node (and every one still leaving) rejoin, keep sending for a while, then
+        // only run.
+        net.heal()
+        for (index, incarnation, _) in leaving where members[index].alive && members[index].incarnation == incarnation {
+            net.crash(index)
+            members[index].alive = false
+            stopped.append(index)
+        }
+        for index in stopped where !members[index].alive { try join(index, &net) }
+        stopped.removeAll()
+        let quietAt = net.now + .seconds(10)
+        while net.now < quietAt {
+            try net.run(for: .milliseconds(50))
+            try collect(&net)
+            try sendRound(&net, random: &random)
+        }
+        let finalAt = net.now + livenessPhase
+        while net.now < finalAt {
+            try net.run(for: .seconds(1))
+            try collect(&net)
+        }
+
+        if let violation = ledger.violations.first {
+            throw net.failure("\(ledger.violations.count) violation(s); first: \(violation)")
+        }
+        var alive: [Int: Int] = [:]
+        for index in 0..<count where members[index].alive { alive[index] = members[index].incarnation }
+        let (stuck, examples) = ledger.unresolved(alive: alive)
+        guard stuck == 0 else {
+            let dropped = (0..<count).map { index -> String in
+                guard let node = net.node(index), let core = node.core else { return "\(index): down" }
+                let connections = node.endpoint.connectionIDs.map { id -> String in
+                    let connection = node.endpoint.connection(id)!
+                    let peer = (0..<count).first { session.staticKey($0) == connection.peer } ?? -1
+                    return "\(peer):\(connection.state)"
+                }
+                return "\(index): dropped \(core.nonMemberMessagesDropped), held \(core.earlyMessagesHeld), "
+                    + "active \(core.membership.activeMembers.count), phase \(core.membership.phase), \(connections)"
+            }
+            throw net.failure(
+                "\(stuck) accepted message(s) neither delivered nor reported \(livenessPhase) after healing: "
+                    + examples.joined(separator: "; ") + " [" + dropped.joined(separator: "; ") + "]")
+        }
+        let joined = alive.keys.filter { members[$0].joined }.sorted()
+        let expected = joined.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        for index in joined where net.node(index)!.activeKeys != expected {
+            throw net.failure(
+                "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count)")
+        }
+        return ScenarioOutcome(
+            simulatedTime: net.now - .zero, messagesDelivered: ledger.delivered, bytesDelivered: 0)
+    }
+}
