@@ -10,7 +10,8 @@ import HuddleProtocol
 public struct DeliveryFailure: Sendable, Hashable, CustomStringConvertible {
     /// Why the messages failed.
     public enum Reason: String, Sendable, Hashable {
-        /// The participant left before it confirmed delivery.
+        /// The participant left before it confirmed delivery (it may have received some of the messages just before
+        /// it left, whose acknowledgements did not arrive).
         case left
         /// The participant became unreachable (its connection timed out, failed or could not be set up) before it
         /// confirmed delivery. It may have received some of the messages (an acknowledgement can be lost), never

@@ -17,4 +17,9 @@ extension ProtocolLimits {
     public static let maxEarlyMessageBytesPerPeer = 1024 * 1024
     /// ... and at most this many messages.
     public static let maxEarlyMessagesPerPeer = 1024
+    /// The first wait before dialling an unreachable member again (after a partition heals, both sides would
+    /// otherwise wait for the other forever); each failed attempt doubles it, up to ``maxRedialInterval``.
+    public static let initialRedialInterval = Duration.seconds(1)
+    /// The longest wait between attempts to reach an unreachable member.
+    public static let maxRedialInterval = Duration.seconds(30)
 }

@@ -66,6 +66,10 @@ public struct SessionNode: SimulatedNode {
 
     public mutating func handleTimeout(now: Instant) {
         endpoint.handleTimeout(now: now)
+        if var core {
+            core.handleTimeout(endpoint: &endpoint, now: now)
+            self.core = core
+        }
         drain(now: now)
     }
 
@@ -74,7 +78,10 @@ public struct SessionNode: SimulatedNode {
         return SimulatedTransmit(destination: destination, datagram: datagram)
     }
 
-    public var nextDeadline: Instant? { endpoint.nextDeadline }
+    public var nextDeadline: Instant? {
+        guard let session = core?.nextDeadline else { return endpoint.nextDeadline }
+        return min(endpoint.nextDeadline ?? session, session)
+    }
 
     private mutating func drain(now: Instant) {
         self.now = now

@@ -1,8 +1,9 @@
 /// Why reliable messages accepted for a member will never be confirmed delivered to it.
 ///
-/// A message is confirmed when the member's node acknowledged all of it. Reasons other than ``left`` and
-/// ``sessionEnded`` say nothing about whether the member received some of the messages before the failure: an
-/// acknowledgement may have been lost on its way back (at most once, never twice).
+/// A message is confirmed when the member's node acknowledged all of it. A report says the sender cannot confirm
+/// delivery; it does not prove the member never received the message: an acknowledgement can be lost on its way back,
+/// or a member can receive a message and leave (or crash) before its acknowledgement goes out. A reported message is
+/// never delivered twice, and never after the report to a later incarnation of the member.
 public enum DeliveryFailureReason: String, Sendable, Hashable {
     /// The member left the session before it confirmed delivery.
     case left

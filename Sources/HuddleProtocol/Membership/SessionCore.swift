@@ -31,6 +31,9 @@ public struct SessionCore: Sendable {
         var bytes = 0
     }
 
+    /// When to dial each unreachable member again, and the wait after that attempt.
+    var redials: [X25519PublicKey: (at: Instant, backoff: Duration)] = [:]
+
     /// Application messages held because their sender was not a member yet (see ``early``), over all peers.
     public var earlyMessagesHeld: Int { early.values.reduce(0) { $0 + $1.messages.count } }
 
@@ -92,12 +95,13 @@ public struct SessionCore: Sendable {
             // Judged before the membership learns of the closure: a peer that announced its departure is no longer
             // in the roster by now, one that times out still is.
             let reason = failureReason(for: peer, error: error, closing: id, endpoint: endpoint)
-            // Replaced by a newer connection to the same peer: the peer is still connected, unless the new connection
-            // came in under an invitation (a member that restarted is joining again): then it is not a participant
-            // until it has joined again, and messages must not be addressed to it meanwhile.
+            // Replaced by a newer, established connection to the same peer (a restarted peer's new handshake, or
+            // one that superseded this one): the peer is still connected through it, whichever order the two
+            // connections' events come in. (A newer one still being set up reports connected when it is.)
             let replaced =
-                endpoint.liveConnectionID(for: peer).map { $0 != id } ?? false
-                && endpoint.admission(of: peer) == nil
+                endpoint.liveConnectionID(for: peer).map { live in
+                    live != id && endpoint.connection(live)?.state == .established
+                } ?? false
             if peers.removeValue(forKey: id) != nil {
                 // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
                 // make the peer unreachable: the new connection reports it connected.
@@ -170,6 +174,31 @@ public struct SessionCore: Sendable {
             return .restarted
         }
         return .unreachable
+    }
+
+    /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again).
+    public var nextDeadline: Instant? { redials.values.map(\.at).min() }
+
+    /// Dials unreachable members again: 1 s after they became unreachable, then with doubling waits up to 30 s
+    /// (``ProtocolLimits/initialRedialInterval``, ``ProtocolLimits/maxRedialInterval``), while no connection to them
+    /// exists. Both sides of a healed partition do this; §7.6's simultaneous-open rule makes one connection of it.
+    public mutating func handleTimeout(endpoint: inout Endpoint, now: Instant) {
+        let unreachable = membership.unreachableMembers
+        let keys = Set(unreachable.map(\.staticKey))
+        for key in redials.keys where !keys.contains(key) { redials[key] = nil }
+        for record in unreachable {
+            let key = record.staticKey
+            guard let schedule = redials[key] else {
+                redials[key] = (now + ProtocolLimits.initialRedialInterval, ProtocolLimits.initialRedialInterval)
+                continue
+            }
+            guard schedule.at <= now else { continue }
+            let backoff = min(schedule.backoff * 2, ProtocolLimits.maxRedialInterval)
+            redials[key] = (now + backoff, backoff)
+            guard endpoint.liveConnectionID(for: key) == nil, let address = record.addresses.first else { continue }
+            _ = try? endpoint.connect(to: key, at: address, now: now)
+        }
+        flush(&endpoint, now: now)
     }
 
     /// Applies every pending membership action to `endpoint` and turns the rest into events.

@@ -116,6 +116,16 @@ public struct SessionMembership: Sendable {
             }
     }
 
+    /// Members of the roster that are unreachable (their connection closed or never completed), in join order: the
+    /// ones to dial again.
+    public var unreachableMembers: [MemberRecord] {
+        guard phase == .member else { return [] }
+        return order.compactMap { key in
+            guard unreachable.contains(key), let entry = entries[key], entry.present else { return nil }
+            return entry.record
+        }
+    }
+
     /// Whether `key` belongs to an active member (see ``activeMembers``), connected or not.
     public func isActiveParticipant(_ key: X25519PublicKey) -> Bool {
         phase == .member && entries[key]?.present == true && !unreachable.contains(key)
@@ -262,7 +272,7 @@ public struct SessionMembership: Sendable {
             try handleWelcome(welcome, from: key)
         case .memberJoined(let record):
             try requireMember(key)
-            try handleMemberJoined(record)
+            try handleMemberJoined(record, from: key)
         case .memberLeft(let signingKey, let epoch):
             try requireMember(key)
             guard let entry = entries[key], entry.record.identity.signingKey == signingKey else {
@@ -330,7 +340,9 @@ public struct SessionMembership: Sendable {
             session: self.session, sessionSecret: secret, clock: clock, roster: roster, activity: activity,
             invitations: openInvitations)
         send(.welcome(welcome), to: key)
-        for other in order where other != key && connected.contains(other) && entries[other]!.present {
+        // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
+        // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
+        for other in order where other != key && entries[other]!.present {
             send(.memberJoined(record), to: other)
         }
         actions.append(.participantJoined(record))
@@ -372,7 +384,11 @@ public struct SessionMembership: Sendable {
         sponsor = nil
     }
 
-    private mutating func handleMemberJoined(_ record: MemberRecord) throws(MembershipError) {
+    private mutating func handleMemberJoined(
+        _ record: MemberRecord, from sender: X25519PublicKey
+    )
+        throws(MembershipError)
+    {
         guard record.identity.hasValidBinding else { throw .invalidIdentity }
         guard record.staticKey != local.staticKey else { return }
         let existing = entries[record.staticKey]
@@ -392,6 +408,12 @@ public struct SessionMembership: Sendable {
         actions.append(.participantJoined(record))
         if !connected.contains(record.staticKey) {
             actions.append(.dial(record.staticKey, addresses: record.addresses))
+        }
+        // Forward a record that is new here to every other member, once (a record seen again is ignored above): a
+        // member that joined at the same time through another sponsor, whose WELCOME did not list this one yet,
+        // learns of it this way instead of never (epidemic broadcast, O(n^2) small messages per join).
+        for other in order where other != record.staticKey && other != sender && entries[other]!.present {
+            send(.memberJoined(record), to: other)
         }
     }
 
