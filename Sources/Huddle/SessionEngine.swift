@@ -333,12 +333,15 @@ actor SessionEngine {
         }
     }
 
+    /// Once a second: closes expired invitations and dials unreachable members again (their schedule, 1 s doubling
+    /// to 30 s, is the session core's; this tick is its clock, so an attempt may come up to 1 s late).
     private func expireInvitations() async {
         let now = UInt64(max(0, Date().timeIntervalSince1970))
         _ = try? await performOnCore { cores, endpoint, instant in
             cores.session.update(&endpoint, now: instant) { membership in
                 for id in membership.expiredInvitations(at: now) { membership.closeInvitation(id) }
             }
+            cores.session.handleTimeout(endpoint: &endpoint, now: instant)
         }
     }
 

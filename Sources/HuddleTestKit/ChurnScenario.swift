@@ -74,11 +74,6 @@ public struct ChurnScenario {
             let known = hints(net)
             guard !known.isEmpty else { return }
             members[index].incarnation += 1
-            if seed == 8 {
-                print(
-                    "TRACE \(net.now) start \(index)#\(members[index].incarnation) hints \(known.map { k in (0..<count).first { session.staticKey($0) == k.staticKey }! })"
-                )
-            }
             members[index].alive = true
             members[index].joined = false
             members[index].counter = 0
@@ -95,20 +90,6 @@ public struct ChurnScenario {
                 let incarnation = members[index].incarnation
                 let events = try net.withNode(index) { $0.takeEvents() }
                 for (time, event) in events {
-                    if seed == 8, index == 2 || index == 5 {
-                        switch event {
-                        case .participantJoined(let m):
-                            print(
-                                "TRACE \(time) \(index)#\(incarnation) joined \((0..<count).first { session.staticKey($0) == m.staticKey }!) e\(m.epoch)"
-                            )
-                        case .participantLeft(let m, let r):
-                            print(
-                                "TRACE \(time) \(index)#\(incarnation) left \((0..<count).first { session.staticKey($0) == m.staticKey }!) \(r)"
-                            )
-                        case .joined: print("TRACE \(time) \(index)#\(incarnation) JOINED")
-                        default: break
-                        }
-                    }
                     switch event {
                     case .joined:
                         members[index].joined = true
