@@ -266,8 +266,17 @@ public struct ChurnScenario {
         let joined = alive.keys.filter { members[$0].joined }.sorted()
         let expected = joined.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         for index in joined where net.node(index)!.activeKeys != expected {
+            let views = joined.map { other -> String in
+                let m = net.node(other)!.core!.membership
+                return "\(other) \(m.phase): "
+                    + joined.map {
+                        "\($0)=\(m.member(session.staticKey($0))?.epoch ?? 0)"
+                            + (m.isActiveParticipant(session.staticKey($0)) ? "a" : "")
+                    }.joined(separator: ",")
+            }
             throw net.failure(
-                "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count)")
+                "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
+                    + views.joined(separator: "; ") + "]")
         }
         return ScenarioOutcome(
             simulatedTime: net.now - .zero, messagesDelivered: ledger.delivered, bytesDelivered: 0)

@@ -25,8 +25,6 @@ public struct SessionCore: Sendable {
 
     /// Messages held for one peer, oldest first.
     struct EarlyMessages: Sendable {
-        /// The connection they came on: they are discarded when it closes before its peer is a member.
-        var connection: ConnectionID
         var messages: Deque<(channel: ChannelID, bytes: [UInt8])> = []
         var bytes = 0
     }
@@ -112,11 +110,8 @@ public struct SessionCore: Sendable {
             if !undelivered.isEmpty {
                 events.append(.undelivered(to: peer, connection: id, undelivered, reason: reason))
             }
-            // Held messages whose connection closed before its peer became a member are not session traffic.
-            if early[peer]?.connection == id, membership.member(peer) == nil {
-                nonMemberMessagesDropped += early[peer]!.messages.count
-                early[peer] = nil
-            }
+        // Held messages stay held when their connection closes: the peer's transport counts them as delivered,
+        // and its announcement may still come (they go only when the membership forgets the peer).
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }
             let reason = peer.map { failureReason(for: $0, error: nil, closing: nil, endpoint: endpoint) } ?? .left
@@ -131,12 +126,7 @@ public struct SessionCore: Sendable {
         _ bytes: [UInt8], on channel: ChannelID, from peer: X25519PublicKey, connection id: ConnectionID,
         endpoint: inout Endpoint, now: Instant
     ) {
-        var held = early[peer] ?? EarlyMessages(connection: id)
-        if held.connection != id {
-            // An earlier connection of the same peer held these: that peer started over, they are not its messages.
-            nonMemberMessagesDropped += held.messages.count
-            held = EarlyMessages(connection: id)
-        }
+        var held = early[peer] ?? EarlyMessages()
         guard held.messages.count < ProtocolLimits.maxEarlyMessagesPerPeer,
             held.bytes + bytes.count <= ProtocolLimits.maxEarlyMessageBytesPerPeer
         else {
@@ -214,6 +204,7 @@ public struct SessionCore: Sendable {
                 try? endpoint.addPeer(credentials)
             case .forget(let peer):
                 endpoint.removePeer(peer, now: now)
+                if let held = early.removeValue(forKey: peer) { nonMemberMessagesDropped += held.messages.count }
             case .dial(let peer, let addresses):
                 guard let address = addresses.first,
                     (try? endpoint.connect(to: peer, at: address, now: now)) != nil

@@ -260,7 +260,17 @@ public struct SessionMembership: Sendable {
         // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
         // anyway). Only its join request counts.
         if phase == .member, admission != nil, entries[key]?.present != true {
-            guard case .joinRequest = message else {
+            switch message {
+            case .joinRequest:
+                break
+            case .memberJoined(let record) where record.staticKey == key:
+                // Its own record, which its sponsor gave it in the WELCOME: the peer proved it holds the
+                // invitation (its handshake), so this is a join through us, announced by the joiner itself. It
+                // covers a sponsor that crashed right after its WELCOME, before its announcement went out (the
+                // joiner would otherwise be a member nobody else knows).
+                try handleMemberJoined(record, from: key)
+                return
+            default:
                 earlyMessagesIgnored += 1
                 return
             }
@@ -375,6 +385,9 @@ public struct SessionMembership: Sendable {
             }
         }
         for grant in welcome.invitations { open(grant) }
+        // Announce ourselves to the other members we reached with the invitation, too (they accept a joiner's own
+        // record): if the sponsor fails before its announcement goes out, the session still learns of us.
+        for other in connected where other != key { send(.memberJoined(local), to: other) }
         // The activity first, so the driver can check its kind before it reports the join.
         if let activity = welcome.activity { adopt(activity) }
         actions.append(.joined)
