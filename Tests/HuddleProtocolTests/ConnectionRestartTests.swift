@@ -117,6 +117,35 @@ struct ConnectionRestartTests {
         #expect(EndpointPair.drain(&restarted, now: now).isEmpty)
     }
 
+    @Test("A response to the initiation a credentials change replaced still completes the handshake (no retry wait)")
+    func responseToSupersededInitiation() throws {
+        var a = EndpointPair.endpoint(seed: 1)
+        var b = EndpointPair.endpoint(seed: 2)
+        // a's first initiation goes out under one set of credentials (a joiner's invitation credentials) ...
+        try a.addPeer(Self.credentials(for: b.staticKey))
+        try b.addPeer(Self.credentials(for: a.staticKey))
+        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
+        let first = EndpointPair.drain(&a, now: .zero)
+        // ... then a switches to new credentials (member credentials after its WELCOME) and initiates again at once.
+        try a.addPeer(
+            PeerCredentials(
+                staticKey: b.staticKey, presharedKey: EndpointPair.secret(7), macSecret: EndpointPair.secret(8)))
+        a.handleTimeout(now: .zero + .milliseconds(1))
+        let second = EndpointPair.drain(&a, now: .zero + .milliseconds(1))
+        #expect(second.count == 1 && a.statistics.initiationsSent == 2)
+        // b, still holding the first credentials, answers the first initiation; that response must complete it.
+        for datagram in first {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(2))
+        }
+        let response = EndpointPair.drain(&b, now: .zero + .milliseconds(2))
+        for datagram in response {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero + .milliseconds(3))
+        }
+        #expect(a.statistics.responsesDropped == 0)
+        let id = try #require(a.connectionID(for: b.staticKey))
+        #expect(a.connection(id)?.state == .established)
+    }
+
     @Test("H8: unanswered initiations are retried after 250 ms, 500 ms, 1 s, 2 s, 4 s, then every 5 s (+ jitter)")
     func retryBackoff() throws {
         var a = EndpointPair.endpoint(seed: 1)

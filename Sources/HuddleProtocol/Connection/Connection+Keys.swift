@@ -61,6 +61,10 @@ extension Connection {
             retiredIndices.append(initiation.senderIndex)
             self.initiation = nil
         }
+        if let older = supersededInitiation {
+            retiredIndices.append(older.senderIndex)
+            supersededInitiation = nil
+        }
         nextInitiationAt = nil
         handshakeStartedAt = nil
         initiationsSent = 0
@@ -76,6 +80,8 @@ extension Connection {
 
     private mutating func completeHandshake(now: Instant) {
         initiation = nil
+        if let older = supersededInitiation { retiredIndices.append(older.senderIndex) }
+        supersededInitiation = nil
         initiationsSent = 0
         handshakeStartedAt = nil
         nextInitiationAt = nil
@@ -94,11 +100,16 @@ extension Connection {
     }
 
     /// Records a (re)transmitted initiation and schedules the next retry `retryDelay` from now.
-    mutating func initiationSent(_ initiation: HandshakeMessages.Initiation, retryDelay: Duration, now: Instant) {
+    mutating func initiationSent(
+        _ initiation: HandshakeMessages.Initiation, authenticator: MacAuthenticator, retryDelay: Duration, now: Instant
+    ) {
         if let old = self.initiation, old.senderIndex != initiation.senderIndex {
-            retiredIndices.append(old.senderIndex)
+            if let older = supersededInitiation { retiredIndices.append(older.senderIndex) }
+            supersededInitiation = old
+            supersededAuthenticator = initiationAuthenticator
         }
         self.initiation = initiation
+        initiationAuthenticator = authenticator
         if handshakeStartedAt == nil { handshakeStartedAt = now }
         initiationsSent += 1
         nextInitiationAt = now + retryDelay

@@ -54,6 +54,14 @@ public struct Connection {
 
     // Handshake bookkeeping (the endpoint builds the messages).
     var initiation: HandshakeMessages.Initiation?
+    /// The initiation that ``initiation`` replaced, kept so its response, already on its way, still completes the
+    /// handshake (a retry with new credentials right after the first initiation otherwise costs a retry interval:
+    /// the responder answered the first and drops the second as too soon).
+    var supersededInitiation: HandshakeMessages.Initiation?
+    /// Verifies the `mac1` of responses to ``initiation`` and to ``supersededInitiation``: the credentials each was
+    /// made with (the peer's credentials may have changed since, e.g. from invitation to member credentials).
+    var initiationAuthenticator: MacAuthenticator?
+    var supersededAuthenticator: MacAuthenticator?
     var handshakeStartedAt: Instant?
     /// Initiations sent for the handshake in progress (before the current one), for the retry backoff.
     var initiationsSent = 0

@@ -209,15 +209,23 @@ extension Endpoint {
     // MARK: - Handshake: initiator side
 
     private mutating func handleResponse(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
+        // The pending initiation, or the one it replaced (its response may already be on its way), each checked with
+        // the credentials it was made with.
         guard let layout = try? HandshakeResponse(decoding: bytes),
-            let id = connectionByIndex[layout.receiverIndex],
-            let initiation = connections[id]?.initiation, initiation.senderIndex == layout.receiverIndex,
-            let peer = peers[initiation.remoteStatic]
+            let id = connectionByIndex[layout.receiverIndex], let connection = connections[id],
+            let (initiation, authenticator) = [
+                (connection.initiation, connection.initiationAuthenticator),
+                (connection.supersededInitiation, connection.supersededAuthenticator),
+            ].lazy.compactMap({ pair -> (HandshakeMessages.Initiation, MacAuthenticator)? in
+                guard let initiation = pair.0, let authenticator = pair.1 else { return nil }
+                return (initiation, authenticator)
+            }).first(where: { $0.0.senderIndex == layout.receiverIndex }),
+            peers[initiation.remoteStatic] != nil
         else {
             statistics.responsesDropped += 1
             return
         }
-        guard peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeResponse.mac1Offset) else {
+        guard authenticator.hasValidMac1(bytes, mac1Offset: HandshakeResponse.mac1Offset) else {
             statistics.mac1Failures += 1
             return
         }
@@ -227,8 +235,12 @@ extension Endpoint {
                 created: now)
         else {
             statistics.responsesDropped += 1
-            connections[id]!.initiation = nil
-            connections[id]!.nextInitiationAt = connections[id]!.nextInitiationAt ?? now
+            if connection.initiation?.senderIndex == initiation.senderIndex {
+                connections[id]!.initiation = nil
+                connections[id]!.nextInitiationAt = connections[id]!.nextInitiationAt ?? now
+            } else {
+                connections[id]!.supersededInitiation = nil
+            }
             return
         }
         connections[id]!.address = source
@@ -275,7 +287,7 @@ extension Endpoint {
         let delay = connections[id]!.initiationRetryDelay
         let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
         let jitter = Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
-        connections[id]!.initiationSent(initiation, retryDelay: delay + jitter, now: now)
+        connections[id]!.initiationSent(initiation, authenticator: peer.incoming, retryDelay: delay + jitter, now: now)
         connectionByIndex[index] = id
         collectRetiredIndices(id)
         outbox.append((connection.address, initiation.datagram))
