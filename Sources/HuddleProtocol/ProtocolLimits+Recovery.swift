@@ -1,6 +1,11 @@
 import HuddleWire
 
 extension ProtocolLimits {
+    /// How many times an unanswered initiation is sent again byte for byte (after 250, 500 and 1000 ms) before a new
+    /// one replaces it: a response that is merely slow (a path with a long round trip) still matches, and a
+    /// responder answers an exact duplicate with the same response.
+    public static let initiationResends = 3
+
     /// The longest a receiver waits before acknowledging an ack-eliciting packet (its max_ack_delay, RFC 9000
     /// §13.2.1): 25 ms, QUIC's default. ``ReceivedPacketTracker`` arms its deadline this far after the first
     /// unacknowledged ack-eliciting packet; the sender's `RTTEstimator.maxAckDelay` must use the same value.

@@ -107,7 +107,8 @@ struct JoinEdgeTests {
                 Issue.record(Comment(rawValue: report))
             }
             meshTimes.append(clock.now - started)
-            if ProcessInfo.processInfo.environment["HUDDLE_JOIN_DEBUG"] != nil, clock.now - started > .milliseconds(100) {
+            if ProcessInfo.processInfo.environment["HUDDLE_JOIN_DEBUG"] != nil, clock.now - started > .milliseconds(100)
+            {
                 for (index, node) in ([joiner] + nodes).enumerated() {
                     let stats = try? await node.driver.perform { endpoint, _ in "\(endpoint.statistics)" }
                     print("SLOW round \(round) node \(index): \(stats ?? "")")

@@ -71,6 +71,7 @@ extension Connection {
     }
 
     private mutating func confirmNext(now: Instant) {
+        answeredInitiation = nil
         retire(previous)
         previous = current
         current = next
@@ -110,9 +111,23 @@ extension Connection {
         }
         self.initiation = initiation
         initiationAuthenticator = authenticator
+        initiationResends = 0
+        initiationCredentialsChanged = false
         if handshakeStartedAt == nil { handshakeStartedAt = now }
         initiationsSent += 1
         nextInitiationAt = now + retryDelay
+    }
+
+    /// Records that the pending initiation's bytes went out again; the next retry is due `retryDelay` from now.
+    mutating func initiationResent(retryDelay: Duration, now: Instant) {
+        initiationResends += 1
+        initiationsSent += 1
+        nextInitiationAt = now + retryDelay
+    }
+
+    /// Whether the next retry may send the pending initiation's bytes again rather than a new initiation.
+    var canResendInitiation: Bool {
+        initiation != nil && !initiationCredentialsChanged && initiationResends < ProtocolLimits.initiationResends
     }
 
     /// The wait before retrying the initiation just sent, without jitter: the initial retry interval, doubled for
@@ -132,6 +147,7 @@ extension Connection {
     /// Moves a pending initiation's retry to the next timer firing (its credentials changed).
     mutating func retryInitiationSoon() {
         guard initiation != nil, let due = nextInitiationAt else { return }
+        initiationCredentialsChanged = true
         nextInitiationAt = min(due, handshakeStartedAt ?? due)
     }
 

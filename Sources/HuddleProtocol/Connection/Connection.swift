@@ -61,6 +61,14 @@ public struct Connection {
     /// Verifies the `mac1` of responses to ``initiation`` and to ``supersededInitiation``: the credentials each was
     /// made with (the peer's credentials may have changed since, e.g. from invitation to member credentials).
     var initiationAuthenticator: MacAuthenticator?
+    /// Times the pending initiation's very bytes were sent again (a lost initiation or response is recovered
+    /// without a new handshake, so a slow path's late response still matches; see ``ProtocolLimits/initiationResends``).
+    var initiationResends = 0
+    /// The peer's credentials changed since the pending initiation was made: the next retry must be a new one.
+    var initiationCredentialsChanged = false
+    /// The last initiation this side answered and its response, so an exact duplicate (the initiator resending
+    /// because the response was lost or slow) gets the same response again instead of nothing.
+    var answeredInitiation: (initiation: [UInt8], response: [UInt8])?
     var supersededAuthenticator: MacAuthenticator?
     var handshakeStartedAt: Instant?
     /// Initiations sent for the handshake in progress (before the current one), for the retry backoff.

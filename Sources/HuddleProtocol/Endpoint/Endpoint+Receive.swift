@@ -103,6 +103,13 @@ extension Endpoint {
         }
         // Replay and flood checks against the peer's latest connection, even one that is closing or draining.
         let latest = connectionByPeer[received.initiatorStatic].flatMap { connections[$0] }
+        // An exact duplicate of the initiation we last answered: the initiator resent it (our response was lost or
+        // is still on its way). Answer it again with the same response; never a second handshake.
+        if let answered = latest?.answeredInitiation, answered.initiation == bytes {
+            statistics.duplicateInitiationsAnswered += 1
+            outbox.append((source, answered.response))
+            return
+        }
         if let last = latest?.lastAcceptedTimestamp, received.timestamp <= last {
             statistics.staleTimestampDropped += 1
             return
@@ -171,6 +178,7 @@ extension Endpoint {
         connection.lastInitiationAcceptedAt = now
         connection.address = source
         connection.installResponderKeypair(keypair, now: now)
+        connection.answeredInitiation = (bytes, response)
         connections[id] = connection
         connectionByIndex[localIndex] = id
         collectRetiredIndices(id)
@@ -272,6 +280,15 @@ extension Endpoint {
         guard let connection = connections[id], connection.wantsInitiation(now: now) else { return }
         guard let peer = peers[connection.peer] else {
             connections[id]!.finish(reason: .unknownPeer, now: now)
+            return
+        }
+        if connection.canResendInitiation, let pending = connection.initiation {
+            let delay = connection.initiationRetryDelay
+            let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
+            let jitter = Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
+            connections[id]!.initiationResent(retryDelay: delay + jitter, now: now)
+            outbox.append((connection.address, pending.datagram))
+            statistics.initiationsSent += 1
             return
         }
         let index = allocateIndex()

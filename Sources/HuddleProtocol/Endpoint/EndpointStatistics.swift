@@ -23,6 +23,8 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var staleResumptionsDropped = 0
     /// Established connections replaced by a peer's new connection (it restarted, or its side ended).
     public var connectionsSuperseded = 0
+    /// Exact duplicates of an answered initiation, answered again with the same response.
+    public var duplicateInitiationsAnswered = 0
     /// Cookie replies sent while under load.
     public var cookieRepliesSent = 0
     /// Cookie replies received and accepted.
