@@ -146,6 +146,32 @@ struct ConnectionRestartTests {
         #expect(a.connection(id)?.state == .established)
     }
 
+    @Test("A lost response: the initiator resends the same initiation and the responder answers it again")
+    func lostResponseRecovered() throws {
+        var a = EndpointPair.endpoint(seed: 1)
+        var b = EndpointPair.endpoint(seed: 2)
+        try a.addPeer(Self.credentials(for: b.staticKey))
+        try b.addPeer(Self.credentials(for: a.staticKey))
+        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
+        let first = EndpointPair.drain(&a, now: .zero)
+        for datagram in first { b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero) }
+        let lostResponse = EndpointPair.drain(&b, now: .zero)
+        #expect(lostResponse.count == 1)
+        // The response is lost; 250 ms (plus jitter) later a sends the very same bytes again.
+        let retryAt = try #require(a.nextDeadline)
+        a.handleTimeout(now: retryAt)
+        let resent = EndpointPair.drain(&a, now: retryAt)
+        #expect(resent == first, "the first retries resend the same initiation")
+        for datagram in resent { b.handle(datagram: datagram, from: EndpointPair.address(1), now: retryAt) }
+        #expect(b.statistics.duplicateInitiationsAnswered == 1)
+        #expect(b.statistics.staleTimestampDropped == 0)
+        let again = EndpointPair.drain(&b, now: retryAt)
+        #expect(again == lostResponse, "the same response, no second handshake")
+        for datagram in again { a.handle(datagram: datagram, from: EndpointPair.address(2), now: retryAt) }
+        let id = try #require(a.connectionID(for: b.staticKey))
+        #expect(a.connection(id)?.state == .established)
+    }
+
     @Test("H8: unanswered initiations are retried after 250 ms, 500 ms, 1 s, 2 s, 4 s, then every 5 s (+ jitter)")
     func retryBackoff() throws {
         var a = EndpointPair.endpoint(seed: 1)
