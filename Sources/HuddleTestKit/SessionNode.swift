@@ -45,8 +45,7 @@ public struct SessionNode: SimulatedNode {
     /// queue is full.
     @discardableResult
     public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
-        guard let id = endpoint.connectionID(for: peer) else { return false }
-        return (try? endpoint.send(bytes, on: channel, to: id)) != nil
+        sendRecorded(bytes, on: channel, to: peer) != nil
     }
 
     /// Sends like ``send(_:on:to:)`` and returns the connection and sequence number the message got, or `nil`.

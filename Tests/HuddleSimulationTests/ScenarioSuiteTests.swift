@@ -9,16 +9,19 @@ import Testing
 /// scenarios move tens of megabytes per seed through the full protocol stack.
 @Suite("Simulation scenarios")
 struct ScenarioSuiteTests {
-    static let seeds: ClosedRange<UInt64> = {
-        if let override = ProcessInfo.processInfo.environment["HUDDLE_SEEDS"] {
-            guard let range = parseSeedRange(override) else { fatalError("HUDDLE_SEEDS must be FIRST-LAST") }
+    static let seeds = seedRange(environment: "HUDDLE_SEEDS", file: "seeds.txt")
+
+    /// The seeds `$environment` names (FIRST-LAST), else those in `file` beside this source file.
+    static func seedRange(environment: String, file name: String) -> ClosedRange<UInt64> {
+        if let override = ProcessInfo.processInfo.environment[environment] {
+            guard let range = parseSeedRange(override) else { fatalError("\(environment) must be FIRST-LAST") }
             return range
         }
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("seeds.txt")
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(name)
         let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let text, let range = parseSeedRange(text) else { fatalError("seeds.txt must hold FIRST-LAST") }
+        guard let text, let range = parseSeedRange(text) else { fatalError("\(name) must hold FIRST-LAST") }
         return range
-    }()
+    }
 
     @Test("The committed seed list covers at least 200 seeds")
     func seedListSize() {
@@ -28,17 +31,7 @@ struct ScenarioSuiteTests {
     }
 
     /// The churn scenario's seeds: `churn-seeds.txt`, or `HUDDLE_CHURN_SEEDS=FIRST-LAST`.
-    static let churnSeeds: ClosedRange<UInt64> = {
-        if let override = ProcessInfo.processInfo.environment["HUDDLE_CHURN_SEEDS"] {
-            guard let range = parseSeedRange(override) else { fatalError("HUDDLE_CHURN_SEEDS must be FIRST-LAST") }
-            return range
-        }
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-            "churn-seeds.txt")
-        let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let text, let range = parseSeedRange(text) else { fatalError("churn-seeds.txt must hold FIRST-LAST") }
-        return range
-    }()
+    static let churnSeeds = seedRange(environment: "HUDDLE_CHURN_SEEDS", file: "churn-seeds.txt")
 
     @Test("Membership churn: every reliable message delivered once, in order, or reported; the roster converges")
     func churn() throws {

@@ -107,13 +107,6 @@ struct JoinEdgeTests {
                 Issue.record(Comment(rawValue: report))
             }
             meshTimes.append(clock.now - started)
-            if ProcessInfo.processInfo.environment["HUDDLE_JOIN_DEBUG"] != nil, clock.now - started > .milliseconds(100)
-            {
-                for (index, node) in ([joiner] + nodes).enumerated() {
-                    let stats = try? await node.driver.perform { endpoint, _ in "\(endpoint.statistics)" }
-                    print("SLOW round \(round) node \(index): \(stats ?? "")")
-                }
-            }
             // Leaving waits for the probes to be acknowledged.
             await session.leave()
             await joiner.shutdown()

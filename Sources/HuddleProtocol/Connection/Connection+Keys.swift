@@ -61,10 +61,7 @@ extension Connection {
             retiredIndices.append(initiation.senderIndex)
             self.initiation = nil
         }
-        if let older = supersededInitiation {
-            retiredIndices.append(older.senderIndex)
-            supersededInitiation = nil
-        }
+        retireSuperseded()
         nextInitiationAt = nil
         handshakeStartedAt = nil
         initiationsSent = 0
@@ -81,8 +78,7 @@ extension Connection {
 
     private mutating func completeHandshake(now: Instant) {
         initiation = nil
-        if let older = supersededInitiation { retiredIndices.append(older.senderIndex) }
-        supersededInitiation = nil
+        retireSuperseded()
         initiationsSent = 0
         handshakeStartedAt = nil
         nextInitiationAt = nil
@@ -105,9 +101,12 @@ extension Connection {
         _ initiation: HandshakeMessages.Initiation, authenticator: MacAuthenticator, retryDelay: Duration, now: Instant
     ) {
         if let old = self.initiation, old.senderIndex != initiation.senderIndex {
-            if let older = supersededInitiation { retiredIndices.append(older.senderIndex) }
-            supersededInitiation = old
-            supersededAuthenticator = initiationAuthenticator
+            retireSuperseded()
+            if let oldAuthenticator = initiationAuthenticator {
+                superseded = (old, oldAuthenticator)
+            } else {
+                retiredIndices.append(old.senderIndex)
+            }
         }
         self.initiation = initiation
         initiationAuthenticator = authenticator
@@ -116,6 +115,25 @@ extension Connection {
         if handshakeStartedAt == nil { handshakeStartedAt = now }
         initiationsSent += 1
         nextInitiationAt = now + retryDelay
+    }
+
+    /// Forgets the superseded initiation (its index is no longer answered).
+    mutating func retireSuperseded() {
+        if let older = superseded { retiredIndices.append(older.initiation.senderIndex) }
+        superseded = nil
+    }
+
+    /// The pending or the superseded initiation that `index` names, with the authenticator for its response.
+    func initiation(
+        answeredAt index: ReceiverIndex
+    ) -> (
+        initiation: HandshakeMessages.Initiation, authenticator: MacAuthenticator
+    )? {
+        if let initiation, initiation.senderIndex == index, let initiationAuthenticator {
+            return (initiation, initiationAuthenticator)
+        }
+        if let superseded, superseded.initiation.senderIndex == index { return superseded }
+        return nil
     }
 
     /// Records that the pending initiation's bytes went out again; the next retry is due `retryDelay` from now.

@@ -54,13 +54,13 @@ public struct Connection {
 
     // Handshake bookkeeping (the endpoint builds the messages).
     var initiation: HandshakeMessages.Initiation?
-    /// The initiation that ``initiation`` replaced, kept so its response, already on its way, still completes the
-    /// handshake (a retry with new credentials right after the first initiation otherwise costs a retry interval:
-    /// the responder answered the first and drops the second as too soon).
-    var supersededInitiation: HandshakeMessages.Initiation?
-    /// Verifies the `mac1` of responses to ``initiation`` and to ``supersededInitiation``: the credentials each was
-    /// made with (the peer's credentials may have changed since, e.g. from invitation to member credentials).
+    /// Verifies the `mac1` of responses to ``initiation``: the credentials it was made with (the peer's credentials
+    /// may have changed since, e.g. from invitation to member credentials).
     var initiationAuthenticator: MacAuthenticator?
+    /// The initiation that ``initiation`` replaced and its authenticator, kept so its response, already on its way,
+    /// still completes the handshake (a retry with new credentials right after the first initiation otherwise costs
+    /// a retry interval: the responder answered the first and drops the second as too soon).
+    var superseded: (initiation: HandshakeMessages.Initiation, authenticator: MacAuthenticator)?
     /// Times the pending initiation's very bytes were sent again (a lost initiation or response is recovered
     /// without a new handshake, so a slow path's late response still matches; see ``ProtocolLimits/initiationResends``).
     var initiationResends = 0
@@ -69,7 +69,6 @@ public struct Connection {
     /// The last initiation this side answered and its response, so an exact duplicate (the initiator resending
     /// because the response was lost or slow) gets the same response again instead of nothing.
     var answeredInitiation: (initiation: [UInt8], response: [UInt8])?
-    var supersededAuthenticator: MacAuthenticator?
     var handshakeStartedAt: Instant?
     /// Initiations sent for the handshake in progress (before the current one), for the retry backoff.
     var initiationsSent = 0

@@ -221,13 +221,7 @@ extension Endpoint {
         // the credentials it was made with.
         guard let layout = try? HandshakeResponse(decoding: bytes),
             let id = connectionByIndex[layout.receiverIndex], let connection = connections[id],
-            let (initiation, authenticator) = [
-                (connection.initiation, connection.initiationAuthenticator),
-                (connection.supersededInitiation, connection.supersededAuthenticator),
-            ].lazy.compactMap({ pair -> (HandshakeMessages.Initiation, MacAuthenticator)? in
-                guard let initiation = pair.0, let authenticator = pair.1 else { return nil }
-                return (initiation, authenticator)
-            }).first(where: { $0.0.senderIndex == layout.receiverIndex }),
+            let (initiation, authenticator) = connection.initiation(answeredAt: layout.receiverIndex),
             peers[initiation.remoteStatic] != nil
         else {
             statistics.responsesDropped += 1
@@ -247,7 +241,7 @@ extension Endpoint {
                 connections[id]!.initiation = nil
                 connections[id]!.nextInitiationAt = connections[id]!.nextInitiationAt ?? now
             } else {
-                connections[id]!.supersededInitiation = nil
+                connections[id]!.retireSuperseded()
             }
             return
         }
@@ -283,10 +277,7 @@ extension Endpoint {
             return
         }
         if connection.canResendInitiation, let pending = connection.initiation {
-            let delay = connection.initiationRetryDelay
-            let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
-            let jitter = Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
-            connections[id]!.initiationResent(retryDelay: delay + jitter, now: now)
+            connections[id]!.initiationResent(retryDelay: retryWait(after: connection), now: now)
             outbox.append((connection.address, pending.datagram))
             statistics.initiationsSent += 1
             return
@@ -301,13 +292,19 @@ extension Endpoint {
                 resumption: connection.state == .established ? connection.current?.remoteIndex : nil,
                 authenticator: peer.outgoing, cookie: connection.cookie, using: &random)
         else { return }
-        let delay = connections[id]!.initiationRetryDelay
-        let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
-        let jitter = Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
-        connections[id]!.initiationSent(initiation, authenticator: peer.incoming, retryDelay: delay + jitter, now: now)
+        connections[id]!.initiationSent(
+            initiation, authenticator: peer.incoming, retryDelay: retryWait(after: connection), now: now)
         connectionByIndex[index] = id
         collectRetiredIndices(id)
         outbox.append((connection.address, initiation.datagram))
         statistics.initiationsSent += 1
+    }
+
+    /// The wait before the next retry of `connection`'s initiation: its backoff delay plus a random extra of up to a
+    /// quarter of it (at most the configured jitter), so peers do not retry in lockstep.
+    private mutating func retryWait(after connection: Connection) -> Duration {
+        let delay = connection.initiationRetryDelay
+        let jitterLimit = min(configuration.connection.handshakeJitter, delay / 4)
+        return delay + Duration.nanoseconds(Int64.random(in: 0...max(jitterLimit.nanoseconds, 0), using: &random))
     }
 }

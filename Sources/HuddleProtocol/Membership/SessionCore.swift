@@ -18,9 +18,9 @@ public struct SessionCore: Sendable {
     /// forgot a closed connection, so the peer is never looked up there.
     var peers: [ConnectionID: X25519PublicKey] = [:]
     var events = Deque<SessionEvent>()
-    /// Messages from peers connected under an invitation that are not members yet, held until the announcement
-    /// that makes them members arrives (bounded by ``ProtocolLimits/maxEarlyMessagesPerPeer`` and
-    /// ``ProtocolLimits/maxEarlyMessageBytesPerPeer``).
+    /// Messages from authenticated peers that are not members this node knows yet, held until they are (bounded by
+    /// ``ProtocolLimits/maxEarlyMessagesPerPeer`` and ``ProtocolLimits/maxEarlyMessageBytesPerPeer``; kept across
+    /// reconnections, dropped when the membership forgets the peer).
     var early: [X25519PublicKey: EarlyMessages] = [:]
 
     /// Messages held for one peer, oldest first.
@@ -110,8 +110,8 @@ public struct SessionCore: Sendable {
             if !undelivered.isEmpty {
                 events.append(.undelivered(to: peer, connection: id, undelivered, reason: reason))
             }
-        // Held messages stay held when their connection closes: the peer's transport counts them as delivered,
-        // and its announcement may still come (they go only when the membership forgets the peer).
+        // Held messages (``early``) stay held: the peer's transport counts them as delivered, and its
+        // announcement may still come.
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }
             let reason = peer.map { failureReason(for: $0, error: nil, closing: nil, endpoint: endpoint) } ?? .left

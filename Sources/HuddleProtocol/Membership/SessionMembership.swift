@@ -25,7 +25,9 @@ import HuddleCrypto
 ///   could not be reached at all), whether or not the pairwise connection is up yet: the application addresses
 ///   messages to the roster, and they wait for the connection (Apple's contract: only members who join after a send
 ///   or leave before delivery may miss it). A member that was unreachable becomes active again when it reconnects.
-///   Messages are accepted only from active members whose connection completed its handshake.
+///   Messages are passed on from roster members whose connection completed its handshake (``isActiveMember(_:)``);
+///   ``SessionCore`` holds those of other authenticated peers until they are.
+/// - New member records are forwarded once to every member, so a join that raced another still reaches everyone.
 public struct SessionMembership: Sendable {
     /// Where the local node is in the session's life.
     public enum Phase: Sendable, Equatable {
@@ -141,8 +143,9 @@ public struct SessionMembership: Sendable {
         key == local.staticKey ? local : entries[key].flatMap { $0.present ? $0.record : nil }
     }
 
-    /// Whether `key` belongs to an active member the local node is connected to (messages from anyone else are not
-    /// session traffic). After the local node announced its departure it still takes its members' messages until
+    /// Whether `key` belongs to a roster member the local node is connected to, so its messages are session traffic
+    /// (also while it is marked unreachable: a connected member's messages are not refused because its previous
+    /// connection failed). After the local node announced its departure it still takes its members' messages until
     /// its connections close (at most a few seconds): their transports acknowledge them, so dropping them here would
     /// lose them silently; afterwards the senders report what is unacknowledged as `left`.
     public func isActiveMember(_ key: X25519PublicKey) -> Bool {
@@ -258,7 +261,7 @@ public struct SessionMembership: Sendable {
         // announcement has not arrived: a joiner welcomed by another member reaches us with its invitation
         // credentials and, once welcomed, gossips the roster to everyone it is connected to. That is a race, not a
         // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
-        // anyway). Only its join request counts.
+        // anyway). Only its join request and its own record count.
         if phase == .member, admission != nil, entries[key]?.present != true {
             switch message {
             case .joinRequest:
@@ -340,10 +343,7 @@ public struct SessionMembership: Sendable {
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: key)
         else { return }
 
-        // A member that restarted and joins again: the participant it was is gone (see handleMemberJoined).
-        if let existing = entries[key], existing.present, !unreachable.contains(key) {
-            actions.append(.participantLeft(existing.record, .restarted))
-        }
+        reportRestart(of: key)
         insert(record)
         actions.append(.authorize(credentials))
         let welcome = MembershipMessage.Welcome(
@@ -352,9 +352,7 @@ public struct SessionMembership: Sendable {
         send(.welcome(welcome), to: key)
         // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
         // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
-        for other in order where other != key && entries[other]!.present {
-            send(.memberJoined(record), to: other)
-        }
+        announce(record, except: key)
         actions.append(.participantJoined(record))
     }
 
@@ -408,11 +406,7 @@ public struct SessionMembership: Sendable {
         if let existing, existing.record.epoch >= record.epoch { return }
         guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
         clock = max(clock, record.epoch)
-        // A present member announced again with a larger epoch restarted and rejoined: the participant it was is
-        // gone (it lost its state), and the new one joins, so applications send it their catch-up state again.
-        if let existing, existing.present, unreachable.remove(record.staticKey) == nil {
-            actions.append(.participantLeft(existing.record, .restarted))
-        }
+        reportRestart(of: record.staticKey)
         insert(record)
         guard let secret = sessionSecret,
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
@@ -425,8 +419,22 @@ public struct SessionMembership: Sendable {
         // Forward a record that is new here to every other member, once (a record seen again is ignored above): a
         // member that joined at the same time through another sponsor, whose WELCOME did not list this one yet,
         // learns of it this way instead of never (epidemic broadcast, O(n^2) small messages per join).
-        for other in order where other != record.staticKey && other != sender && entries[other]!.present {
-            send(.memberJoined(record), to: other)
+        announce(record, except: sender)
+    }
+
+    /// A present, active member is announced again with a larger epoch: it restarted and rejoins, so the participant
+    /// it was is gone (it lost its state) and the new one joins next, so applications send it their catch-up state
+    /// again. (One already unreachable was reported gone then.)
+    private mutating func reportRestart(of key: X25519PublicKey) {
+        guard let existing = entries[key], existing.present, !unreachable.contains(key) else { return }
+        actions.append(.participantLeft(existing.record, .restarted))
+    }
+
+    /// Sends MEMBER_JOINED for `record` to every present member other than `record`'s own and `excluded`.
+    private mutating func announce(_ record: MemberRecord, except excluded: X25519PublicKey) {
+        let bytes = MembershipMessage.memberJoined(record).encoded()
+        for other in order where other != record.staticKey && other != excluded && entries[other]!.present {
+            actions.append(.send(bytes, to: other))
         }
     }
 
