@@ -161,6 +161,8 @@ actor SessionEngine {
                 joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
                 members: invitation.members.map { (staticKey: $0.staticKey, addresses: [$0.address]) })
             try await install(membership) { _, _, _ in }
+            // Its tick also asks again for a WELCOME that does not come (SessionCore.handleTimeout).
+            startHousekeeping()
             try await waitForJoin(context)
         }
         startHousekeeping()
@@ -303,6 +305,7 @@ actor SessionEngine {
                     endpoint.removePeer(member.staticKey, now: now)
                 }
                 for grant in session.membership.openInvitations { endpoint.removeAdmission(grant.id) }
+                if let id = session.membership.sessionAdmission { endpoint.removeAdmission(id) }
                 if closing {
                     for id in endpoint.connectionIDs {
                         endpoint.close(id, code: .noError, reason: "left the session", now: now)

@@ -18,6 +18,12 @@ extension ProtocolLimits {
     public static let maxEarlyMessageBytesPerPeer = 1024 * 1024
     /// ... and at most this many messages.
     public static let maxEarlyMessagesPerPeer = 1024
+    /// How long a joiner waits for the WELCOME after a join request before it asks again, the next member its ticket
+    /// names that it is connected to (or the same one): the one it asked may itself be joining, leaving, or have
+    /// restarted and forgotten the request. Doubles after each attempt, up to ``maxJoinRequestInterval``.
+    public static let joinRequestInterval = Duration.seconds(2)
+    /// The longest wait between join requests.
+    public static let maxJoinRequestInterval = Duration.seconds(8)
     /// The first wait before dialling an unreachable member again (after a partition heals, both sides would
     /// otherwise wait for the other forever); each failed attempt doubles it, up to ``maxRedialInterval``.
     public static let initialRedialInterval = Duration.seconds(1)

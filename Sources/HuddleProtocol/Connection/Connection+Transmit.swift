@@ -6,7 +6,7 @@ extension Connection {
     /// bytes) and returns its length, or returns `nil` when nothing may be sent now (no confirmed keys, nothing due,
     /// the congestion window full, or the pacer holding the next packet).
     ///
-    /// Priority inside a packet: CLOSE alone; otherwise ACK, MAX_DATA, PING, datagrams, then channel data by
+    /// Priority inside a packet: a final ACK and CLOSE; otherwise ACK, MAX_DATA, PING, datagrams, then channel data by
     /// ``ChannelPriority`` (control, messages, bulk), with bulk guaranteed one packet in every
     /// ``ChannelPriority/bulkShare``. Small messages share packets.
     public mutating func pollTransmit(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
@@ -25,6 +25,12 @@ extension Connection {
 
         if let close = closeFrame {
             closeFrame = nil
+            // A final ACK first: the peer processes it before the CLOSE, so every message this side received is
+            // confirmed and not reported undelivered there (it was delivered here).
+            if let ack = receivedPackets.makeAckFrame(now: now) {
+                var attempt = writer
+                if (try? Frame.ack(ack).encode(into: &attempt)) != nil { writer = attempt }
+            }
             guard (try? Frame.close(close).encode(into: &writer)) != nil else { return nil }
             if case .draining = state {} else { finish(reason: closeReason, now: now) }
             return seal(

@@ -166,13 +166,35 @@ public struct SessionCore: Sendable {
         return .unreachable
     }
 
-    /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again).
-    public var nextDeadline: Instant? { redials.values.map(\.at).min() }
+    /// When a joiner asks for its WELCOME again, and the wait after that (see ``SessionMembership/retryJoinRequest()``).
+    var joinRetry: (at: Instant, backoff: Duration)?
 
-    /// Dials unreachable members again: 1 s after they became unreachable, then with doubling waits up to 30 s
+    /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
+    /// or asking again for a WELCOME).
+    public var nextDeadline: Instant? {
+        let redial = redials.values.map(\.at).min()
+        guard let retry = joinRetry?.at else { return redial }
+        return min(redial ?? retry, retry)
+    }
+
+    /// Asks a joiner's members for the WELCOME again while it has not come (every 2 s, doubling to 8 s:
+    /// ``ProtocolLimits/joinRequestInterval``). Dials unreachable members again: 1 s after they became unreachable, then with doubling waits up to 30 s
     /// (``ProtocolLimits/initialRedialInterval``, ``ProtocolLimits/maxRedialInterval``), while no connection to them
     /// exists. Both sides of a healed partition do this; §7.6's simultaneous-open rule makes one connection of it.
     public mutating func handleTimeout(endpoint: inout Endpoint, now: Instant) {
+        if membership.phase == .joining {
+            if let retry = joinRetry {
+                if retry.at <= now {
+                    membership.retryJoinRequest()
+                    let backoff = min(retry.backoff * 2, ProtocolLimits.maxJoinRequestInterval)
+                    joinRetry = (now + backoff, backoff)
+                }
+            } else {
+                joinRetry = (now + ProtocolLimits.joinRequestInterval, ProtocolLimits.joinRequestInterval)
+            }
+        } else {
+            joinRetry = nil
+        }
         let unreachable = membership.unreachableMembers
         let keys = Set(unreachable.map(\.staticKey))
         for key in redials.keys where !keys.contains(key) { redials[key] = nil }

@@ -28,6 +28,10 @@ import HuddleCrypto
 ///   Messages are passed on from roster members whose connection completed its handshake (``isActiveMember(_:)``);
 ///   ``SessionCore`` holds those of other authenticated peers until they are.
 /// - New member records are forwarded once to every member, so a join that raced another still reaches everyone.
+/// - Every member opens the *session admission* (the members' credentials, under an identifier derived from the
+///   session secret): a welcomed member whose announcement never reached some member (its sponsor crashed, every
+///   member that knew it restarted) still completes a handshake with it, sends its own record first and is a member
+///   there from then on.
 public struct SessionMembership: Sendable {
     /// Where the local node is in the session's life.
     public enum Phase: Sendable, Equatable {
@@ -67,6 +71,12 @@ public struct SessionMembership: Sendable {
     var hints: [X25519PublicKey] = []
     var sponsor: X25519PublicKey?
     var joiningInvitation: AdmissionID?
+    /// Members this joiner sent a join request to: a WELCOME from any of them is accepted.
+    var asked: Set<X25519PublicKey> = []
+    /// Joiners this member welcomed on their current connection: a repeated request gets the same record again.
+    var welcomed: Set<X25519PublicKey> = []
+    /// The session admission this node opened as a member (``SessionKeys/sessionAdmission(sessionSecret:)``).
+    public private(set) var sessionAdmission: AdmissionID?
     var actions = Deque<MembershipAction>()
     /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
     /// ``receive(_:from:admission:)``).
@@ -80,6 +90,7 @@ public struct SessionMembership: Sendable {
         self.sessionSecret = sessionSecret
         self.local.epoch = 1
         self.clock = 1
+        openSessionAdmission()
     }
 
     /// Joins `session` with an invitation: authorises the members the ticket names with the invitation's credentials
@@ -172,19 +183,18 @@ public struct SessionMembership: Sendable {
         observedAddresses[key] = address
         switch phase {
         case .joining:
-            if sponsor == nil, hints.contains(key) { requestJoin(from: key) }
+            // A new connection to the sponsor means it restarted (or the old connection was superseded): it may
+            // have lost the request, so ask again (a sponsor answers a repeated request on a connection once).
+            if (sponsor == nil || sponsor == key), hints.contains(key) { requestJoin(from: key) }
         case .member:
+            welcomed.remove(key)
             guard let entry = entries[key], entry.present else { return }
             // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
             // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
             if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
             // A joiner: wait for its request.
             guard !admitted else { return }
-            // Gossip the roster so an announcement the peer missed while disconnected still reaches it.
-            for other in roster where other.staticKey != key {
-                send(.memberJoined(other), to: key)
-            }
-            if let activity { send(.activity(activity), to: key) }
+            gossip(to: key)
         case .left, .ended:
             break
         }
@@ -238,8 +248,37 @@ public struct SessionMembership: Sendable {
         if unreachable.insert(key).inserted { actions.append(.participantLeft(entry.record, .unreachable)) }
     }
 
+    /// Sends the roster and the activity to `key`, so an announcement it missed while disconnected still reaches it.
+    private mutating func gossip(to key: X25519PublicKey) {
+        for other in roster where other.staticKey != key {
+            send(.memberJoined(other), to: key)
+        }
+        if let activity { send(.activity(activity), to: key) }
+    }
+
+    /// Opens the session admission (once): members whose announcement this node missed can still reach it.
+    private mutating func openSessionAdmission() {
+        guard sessionAdmission == nil, let secret = sessionSecret,
+            let (id, credentials) = try? SessionKeys.sessionAdmission(sessionSecret: secret)
+        else { return }
+        sessionAdmission = id
+        actions.append(.openAdmission(id, credentials))
+    }
+
+    /// Asks again for a WELCOME that has not come (``ProtocolLimits/joinRequestInterval`` after the last request):
+    /// the next member the ticket names that this node is connected to, after the one asked last, or the same one
+    /// when it is the only one. The driver calls this on its timer while ``phase`` is ``Phase/joining``.
+    public mutating func retryJoinRequest() {
+        guard phase == .joining else { return }
+        let reachable = hints.filter { connected.contains($0) }
+        guard !reachable.isEmpty else { return }
+        let next = sponsor.flatMap { reachable.firstIndex(of: $0) }.map { reachable[($0 + 1) % reachable.count] }
+        requestJoin(from: next ?? reachable[0])
+    }
+
     private mutating func requestJoin(from key: X25519PublicKey) {
         guard let invitation = joiningInvitation else { return }
+        asked.insert(key)
         sponsor = key
         send(.joinRequest(session: session, invitation: invitation, member: local), to: key)
     }
@@ -252,10 +291,16 @@ public struct SessionMembership: Sendable {
         _ bytes: [UInt8], from key: X25519PublicKey, admission: AdmissionID?
     ) throws(MembershipError) {
         let message = try MembershipMessage(decoding: bytes)
+        // After this node left (or the session ended) its members may still gossip to it until they learn of it:
+        // nothing they say matters any more, and none of it is a violation.
+        if phase == .left || phase == .ended { return }
         // While joining, only the WELCOME matters: members that still know this key from before a restart may
         // already send it roster and activity, which the WELCOME carries anyway.
         if phase == .joining {
             guard case .welcome = message else { return }
+        } else if case .welcome = message, asked.contains(key) {
+            // A second sponsor answered a repeated request: the first WELCOME made this node a member already.
+            return
         }
         // A peer that reached us under an invitation and is not in our roster yet may be a member whose
         // announcement has not arrived: a joiner welcomed by another member reaches us with its invitation
@@ -272,6 +317,10 @@ public struct SessionMembership: Sendable {
                 // covers a sponsor that crashed right after its WELCOME, before its announcement went out (the
                 // joiner would otherwise be a member nobody else knows).
                 try handleMemberJoined(record, from: key)
+                // It may have missed what happened since its WELCOME (a member that reaches us under the session
+                // admission was not announced to us, so nobody told it about us either): gossip as to a member that
+                // reconnects.
+                if entries[key]?.present == true { gossip(to: key) }
                 return
             default:
                 earlyMessagesIgnored += 1
@@ -327,10 +376,21 @@ public struct SessionMembership: Sendable {
     ) throws(MembershipError) {
         guard phase == .member else { throw .unexpected("join request to a node that is not a member") }
         guard session == self.session else { throw .wrongSession }
-        guard let admission, admission == invitation, invitations[invitation] != nil else { throw .notInvited }
+        // Under the invitation's admission, or from a peer authorised otherwise (it holds the session secret, or
+        // both sides dialled each other with the invitation's credentials because each ticket named the other):
+        // either way the request must name an invitation that is open here.
+        guard invitations[invitation] != nil,
+            admission == nil || admission == invitation || admission == sessionAdmission
+        else { throw .notInvited }
         guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
         guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
             throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
+        }
+        if welcomed.contains(key), entries[key]?.present == true, let secret = sessionSecret {
+            // The joiner asked again on the same connection (its WELCOME is on its way, or it asked another member
+            // meanwhile): the same record, a current roster, no new epoch.
+            send(.welcome(welcomeMessage(secret: secret)), to: key)
+            return
         }
         guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
         clock += 1
@@ -345,15 +405,20 @@ public struct SessionMembership: Sendable {
 
         reportRestart(of: key)
         insert(record)
+        welcomed.insert(key)
         actions.append(.authorize(credentials))
-        let welcome = MembershipMessage.Welcome(
-            session: self.session, sessionSecret: secret, clock: clock, roster: roster, activity: activity,
-            invitations: openInvitations)
-        send(.welcome(welcome), to: key)
+        send(.welcome(welcomeMessage(secret: secret)), to: key)
         // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
         // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
         announce(record, except: key)
         actions.append(.participantJoined(record))
+    }
+
+    /// The WELCOME for a joiner whose record is in the roster.
+    private func welcomeMessage(secret: SecureBytes) -> MembershipMessage.Welcome {
+        MembershipMessage.Welcome(
+            session: session, sessionSecret: secret, clock: clock, roster: roster,
+            activity: activity, invitations: openInvitations)
     }
 
     private mutating func handleWelcome(
@@ -361,12 +426,15 @@ public struct SessionMembership: Sendable {
     )
         throws(MembershipError)
     {
-        guard phase == .joining, key == sponsor else { throw .unexpected("WELCOME from a peer that was not asked") }
+        guard phase == .joining, asked.contains(key) else {
+            throw .unexpected("WELCOME from a peer that was not asked")
+        }
         guard welcome.session == session else { throw .wrongSession }
         guard welcome.roster.allSatisfy(\.identity.hasValidBinding) else { throw .invalidIdentity }
         sessionSecret = welcome.sessionSecret
         clock = max(clock, welcome.clock)
         phase = .member
+        openSessionAdmission()
         for record in welcome.roster {
             if record.staticKey == local.staticKey {
                 local.epoch = record.epoch
@@ -401,7 +469,12 @@ public struct SessionMembership: Sendable {
         throws(MembershipError)
     {
         guard record.identity.hasValidBinding else { throw .invalidIdentity }
-        guard record.staticKey != local.staticKey else { return }
+        guard record.staticKey != local.staticKey else {
+            // Two members welcomed this node (it asked again while the first WELCOME was on its way): the session
+            // keeps the larger epoch for it, and so does this node, so its departure names the epoch they know.
+            if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
+            return
+        }
         let existing = entries[record.staticKey]
         if let existing, existing.record.epoch >= record.epoch { return }
         guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }

@@ -1,0 +1,56 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+import Testing
+
+/// A CLOSE carries a final ACK (issue 11): a peer that closes right after receiving messages, before its delayed ACK
+/// went out, still confirms them, so its sender does not report delivered messages as undelivered.
+@Suite("CLOSE confirms what the closing side received")
+struct CloseAcknowledgementTests {
+    @Test("Messages received just before a close are acknowledged by the CLOSE packet, not reported undelivered")
+    func closeCarriesFinalAck() throws {
+        var (a, b) = try ConnectionRestartTests.connected()
+        _ = EndpointPair.events(&a)
+        _ = EndpointPair.events(&b)
+        let toB = try #require(a.connectionID(for: b.staticKey))
+        for index in 0..<3 { _ = try a.send([UInt8(index)], on: ConnectionRestartTests.channel, to: toB) }
+        // a's packets reach b, and b hands the messages to its application; b sends nothing before it closes (its
+        // ACK is delayed by up to max_ack_delay).
+        let now = Instant.zero + .milliseconds(1)
+        for datagram in EndpointPair.drain(&a, now: now) {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: now)
+        }
+        #expect(ConnectionRestartTests.messages(&b) == [[0], [1], [2]])
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        b.close(toA, code: .noError, reason: "leaving", now: now)
+        let closing = EndpointPair.drain(&b, now: now)
+        #expect(closing.count == 1, "one packet: the final ACK and the CLOSE")
+        for datagram in closing { a.handle(datagram: datagram, from: EndpointPair.address(2), now: now) }
+        let closed = EndpointPair.events(&a).compactMap { event -> [UndeliveredMessage]? in
+            if case .closed(_, _, _, let undelivered) = event { return undelivered }
+            return nil
+        }
+        #expect(closed == [[]], "a learns all three arrived: nothing is reported undelivered")
+    }
+
+    @Test("A message the closing side never received is still reported")
+    func unreceivedStillReported() throws {
+        var (a, b) = try ConnectionRestartTests.connected()
+        _ = EndpointPair.events(&a)
+        _ = EndpointPair.events(&b)
+        let toB = try #require(a.connectionID(for: b.staticKey))
+        _ = try a.send([1], on: ConnectionRestartTests.channel, to: toB)
+        let now = Instant.zero + .milliseconds(1)
+        _ = EndpointPair.drain(&a, now: now)  // lost
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        b.close(toA, code: .noError, reason: "leaving", now: now)
+        for datagram in EndpointPair.drain(&b, now: now) {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+        }
+        let closed = EndpointPair.events(&a).compactMap { event -> Int? in
+            if case .closed(_, _, _, let undelivered) = event { return undelivered.count }
+            return nil
+        }
+        #expect(closed == [1])
+    }
+}
