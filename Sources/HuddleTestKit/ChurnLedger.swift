@@ -52,17 +52,73 @@ public struct ChurnLedger {
     public private(set) var delivered = 0
     /// Messages reported undelivered, by reason.
     public private(set) var reported: [DeliveryFailureReason: Int] = [:]
-    /// Messages both delivered and reported (the acknowledgement was lost on its way back, or the recipient went away
-    /// before it went out: allowed for `left`, `unreachable` and `restarted`, whose documentation says the recipient
-    /// may have received them; never for `sessionEnded`, which this node decides alone).
+    /// Messages both delivered and reported: the acknowledgement was lost on its way back, or the connection ended
+    /// (the recipient went away, or a new connection superseded it while this node was leaving) before it came. A
+    /// report says the sender cannot confirm delivery (``DeliveryFailureReason``), so this is allowed, and counted.
     public private(set) var deliveredAndReported = 0
+
+    /// Datagrams sent, per (sender, sender incarnation, counter, recipient node).
+    var datagramsSent: Set<Key> = []
+    /// Datagrams received, per (sender, sender incarnation, counter, recipient node, recipient incarnation).
+    var datagramsReceived: Set<[Int]> = []
+    /// Every datagram violation seen (altered, duplicated, never sent), in order.
+    public private(set) var datagramViolations: [String] = []
+    /// Datagrams sent (per recipient) and received.
+    public private(set) var datagramCounts = (sent: 0, received: 0)
 
     public init() {}
 
-    /// The payload of message `counter` from incarnation `incarnation` of node `sender`, `size` bytes (at least 8).
-    public static func payload(sender: Int, incarnation: Int, counter: UInt32, size: Int) -> [UInt8] {
+    /// Records that `sender` queued datagram `counter` for `recipient`.
+    public mutating func sentDatagram(sender: Int, senderIncarnation: Int, counter: UInt32, recipient: Int) {
+        datagramsSent.insert(
+            Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient))
+        datagramCounts.sent += 1
+    }
+
+    /// Records a datagram delivered to incarnation `incarnation` of `recipient`: it must have been sent to that node,
+    /// arrive unaltered and at most once.
+    public mutating func receivedDatagram(_ bytes: [UInt8], recipient: Int, incarnation: Int, time: Instant) {
+        guard bytes.count >= 8, bytes[0] == Self.datagramTag else {
+            datagramViolations.append("\(time): node \(recipient) received a datagram nobody sent")
+            return
+        }
+        let sender = Int(bytes[1])
+        let senderIncarnation = Int(bytes[2]) | Int(bytes[3]) << 8
+        let counter = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[4 + $1]) << (8 * UInt32($1)) }
+        let name = "datagram \(counter) of node \(sender)#\(senderIncarnation) at node \(recipient)#\(incarnation)"
+        guard
+            datagramsSent.contains(
+                Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient))
+        else {
+            datagramViolations.append("\(time): \(name) was never sent to it")
+            return
+        }
+        let expected = Self.payload(
+            sender: sender, incarnation: senderIncarnation, counter: counter, size: bytes.count, tag: Self.datagramTag)
+        guard bytes == expected else {
+            datagramViolations.append("\(time): \(name) arrived altered")
+            return
+        }
+        guard datagramsReceived.insert([sender, senderIncarnation, Int(counter), recipient, incarnation]).inserted
+        else {
+            datagramViolations.append("\(time): \(name) delivered twice")
+            return
+        }
+        datagramCounts.received += 1
+    }
+
+    /// The first byte of a reliable message's payload.
+    public static let messageTag: UInt8 = 0xC4
+    /// The first byte of a datagram's payload.
+    public static let datagramTag: UInt8 = 0xD4
+
+    /// The payload of message (or datagram) `counter` from incarnation `incarnation` of node `sender`, `size` bytes
+    /// (at least 8), starting with `tag`.
+    public static func payload(
+        sender: Int, incarnation: Int, counter: UInt32, size: Int, tag: UInt8 = messageTag
+    ) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: max(size, 8))
-        bytes[0] = 0xC4
+        bytes[0] = tag
         bytes[1] = UInt8(sender)
         bytes[2] = UInt8(truncatingIfNeeded: incarnation)
         bytes[3] = UInt8(truncatingIfNeeded: incarnation >> 8)
@@ -87,7 +143,7 @@ public struct ChurnLedger {
 
     /// Records a delivery of `bytes` at incarnation `incarnation` of node `recipient`, at `time`.
     public mutating func received(_ bytes: [UInt8], recipient: Int, incarnation: Int, time: Instant) {
-        guard bytes.count >= 8, bytes[0] == 0xC4 else {
+        guard bytes.count >= 8, bytes[0] == Self.messageTag else {
             violations.append("\(time): node \(recipient) received a message nobody sent (\(bytes.count) bytes)")
             return
         }
@@ -125,7 +181,7 @@ public struct ChurnLedger {
         lastDelivered[pair] = counter
         entry.delivered = true
         delivered += 1
-        if let reason = entry.reported { noteBoth(name, reason: reason, time: time) }
+        if entry.reported != nil { deliveredAndReported += 1 }
         entries[key] = entry
     }
 
@@ -145,18 +201,8 @@ public struct ChurnLedger {
             }
             entry.reported = reason
             reported[reason, default: 0] += 1
-            if entry.delivered {
-                noteBoth(
-                    "message \(key.counter) of node \(sender) to node \(key.recipient)", reason: reason, time: time)
-            }
+            if entry.delivered { deliveredAndReported += 1 }
             entries[key] = entry
-        }
-    }
-
-    private mutating func noteBoth(_ name: String, reason: DeliveryFailureReason, time: Instant) {
-        deliveredAndReported += 1
-        if reason == .sessionEnded {
-            violations.append("\(time): \(name) was delivered but reported undelivered (\(reason.rawValue))")
         }
     }
 

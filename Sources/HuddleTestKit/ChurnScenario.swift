@@ -3,13 +3,16 @@ import HuddleProtocol
 import HuddleWire
 
 /// Membership churn in the simulator (issue 11, "the VOPR for membership"): 6 to 8 members join, leave, crash (memory
-/// lost, identity kept), restart and rejoin, while the network partitions (halves, one node isolated, one direction
-/// only) and heals, and every member sends reliable messages to every active member (and to random subsets) all along,
-/// right after joining too. A ``ChurnLedger`` checks every delivery and failure report as it happens.
+/// lost, identity kept), restart and rejoin, pairs of crashed members rejoin at the same instant (simultaneous open),
+/// the network partitions (halves, one node isolated, one direction only) and heals, and members change the shared
+/// activity, while every member sends reliable messages (8 bytes to 256 KiB) and unreliable datagrams to every active
+/// member (and to random subsets) all along, right after joining too; the founder shares a journal attachment at the
+/// start. A ``ChurnLedger`` checks every delivery and failure report as it happens.
 ///
 /// Every choice comes from the seed. After the churn phase everything heals, nobody crashes any more, and the run
 /// continues for ``livenessPhase``: then every message a surviving sender accepted must have been delivered or
-/// reported (no stall outlives that bound), and every surviving member must see the same roster.
+/// reported (no stall outlives that bound), every surviving member must see the same roster and the same activity,
+/// and if any survivor holds the whole attachment, every survivor does, byte-identical.
 public struct ChurnScenario {
     /// How long members churn.
     public var churnPhase: Duration = .seconds(60)
@@ -20,6 +23,8 @@ public struct ChurnScenario {
     public init() {}
 
     static let channel = ChannelID(16)
+    static let datagramChannel = ChannelID(17)
+    static let attachment = AttachmentID(bytes: [UInt8](repeating: 0xC4, count: 16))!
 
     /// The driver's view of one node.
     struct Member {
@@ -39,10 +44,13 @@ public struct ChurnScenario {
         let lossRate = random.chance(0.5) ? Double(random.integer(in: 1...20)) / 1000 : 0
         var session = TestSession(count: count, seed: seed)
         var net = SimulatedNetwork(
-            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: latency, lossRate: lossRate))
+            seed: seed, nodes: session.journalNodes(),
+            conditions: LinkConditions(latency: latency, lossRate: lossRate))
+        var contentRandom = ChaChaRandomGenerator(seed: seed)
+        let content = contentRandom.bytes(count: random.integer(in: 64 * 1024...1024 * 1024))
         net.options = [
             "members \(count)", "latency \(latency)", "loss \(lossRate)", "churn \(churnPhase)",
-            "liveness \(livenessPhase)",
+            "liveness \(livenessPhase)", "attachment \(content.count) bytes",
         ]
         let grant = session.invitation()
         var members = [Member](repeating: Member(), count: count)
@@ -50,10 +58,16 @@ public struct ChurnScenario {
 
         // The founder, then everyone joins through whoever is a member, 150 ms apart.
         let founding = session.founding(0, address: net.address(of: 0))
+        let founderKey = session.identities[0].signingKey
         try net.withNode(0) { node in
             node.start(founding, now: .zero)
-            node.update(now: .zero) { $0.openInvitation(grant) }
+            node.update(now: .zero) { membership in
+                membership.openInvitation(grant)
+                membership.setActivity(Array("activity 0".utf8))
+            }
+            try node.share(content, id: Self.attachment, signingKey: founderKey, now: .zero)
         }
+        var activities = 0
         members[0].alive = true
         members[0].joined = true
         let end = Instant.zero + churnPhase
@@ -62,7 +76,7 @@ public struct ChurnScenario {
         var stopped: [Int] = []
         var sends = 0
 
-        func hints(_ net: SimulatedNetwork<SessionNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
+        func hints(_ net: SimulatedNetwork<JournalNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
         {
             for index in 0..<count where members[index].alive && members[index].joined {
                 if let hints = net.node(index)?.core?.membership.ticketHints(limit: 8), !hints.isEmpty { return hints }
@@ -70,7 +84,7 @@ public struct ChurnScenario {
             return []
         }
 
-        func join(_ index: Int, _ net: inout SimulatedNetwork<SessionNode>) throws {
+        func join(_ index: Int, _ net: inout SimulatedNetwork<JournalNode>) throws {
             let known = hints(net)
             guard !known.isEmpty else { return }
             members[index].incarnation += 1
@@ -78,14 +92,14 @@ public struct ChurnScenario {
             members[index].joined = false
             members[index].counter = 0
             let endpoint = session.endpoint(index, incarnation: UInt64(members[index].incarnation))
-            try net.restart(index, with: SessionNode(endpoint: endpoint))
+            try net.restart(index, with: JournalNode(endpoint: endpoint))
             let membership = session.joining(index, address: net.address(of: index), grant: grant, hints: known)
             let now = net.now
             try net.withNode(index) { $0.start(membership, now: now) }
         }
 
         /// Takes every node's new events into the ledger.
-        func collect(_ net: inout SimulatedNetwork<SessionNode>) throws {
+        func collect(_ net: inout SimulatedNetwork<JournalNode>) throws {
             for index in 0..<count where members[index].alive {
                 let incarnation = members[index].incarnation
                 let events = try net.withNode(index) { $0.takeEvents() }
@@ -95,6 +109,8 @@ public struct ChurnScenario {
                         members[index].joined = true
                     case .message(_, let channel, let bytes) where channel == Self.channel:
                         ledger.received(bytes, recipient: index, incarnation: incarnation, time: time)
+                    case .datagram(_, let channel, let bytes) where channel == Self.datagramChannel:
+                        ledger.receivedDatagram(bytes, recipient: index, incarnation: incarnation, time: time)
                     case .undelivered(_, let connection, let messages, let reason):
                         ledger.reportedUndelivered(
                             sender: index, senderIncarnation: incarnation, connection: connection,
@@ -114,7 +130,7 @@ public struct ChurnScenario {
         }
 
         /// One round of sends: every joined member sends one message to every active member (or a random subset).
-        func sendRound(_ net: inout SimulatedNetwork<SessionNode>, random: inout SimulationRandom) throws {
+        func sendRound(_ net: inout SimulatedNetwork<JournalNode>, random: inout SimulationRandom) throws {
             for index in 0..<count where members[index].alive && members[index].joined {
                 guard let node = net.node(index), let core = node.core, core.membership.phase == .member else {
                     continue
@@ -126,7 +142,7 @@ public struct ChurnScenario {
                     ? random.integer(in: 8...300)
                     : random.chance(0.9)
                         ? random.integer(in: 300...20_000)
-                        : random.integer(in: 20_000...200_000)
+                        : random.integer(in: 20_000...WireLimits.maxMessageSize)
                 let counter = members[index].counter
                 members[index].counter += 1
                 let bytes = ChurnLedger.payload(
@@ -141,6 +157,20 @@ public struct ChurnScenario {
                         recipient: recipient, recipientIncarnation: recipientIncarnation, connection: connection,
                         sequence: sequence)
                     sends += 1
+                }
+                // Unreliable: at most once, never altered, never from anyone who did not send it.
+                guard random.chance(0.3) else { continue }
+                let datagram = ChurnLedger.payload(
+                    sender: index, incarnation: members[index].incarnation, counter: counter,
+                    size: random.integer(in: 8...1000), tag: ChurnLedger.datagramTag)
+                for key in recipients {
+                    guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
+                    let sent = try net.withNode(index) { $0.sendDatagram(datagram, on: Self.datagramChannel, to: key) }
+                    if sent {
+                        ledger.sentDatagram(
+                            sender: index, senderIncarnation: members[index].incarnation, counter: counter,
+                            recipient: recipient)
+                    }
                 }
             }
         }
@@ -168,16 +198,19 @@ public struct ChurnScenario {
                 continue
             }
             let live = (0..<count).filter { members[$0].alive }
+            // Members that stay: joined, not on their way out. Crashes and departures keep at least two of them, so
+            // the session never dies out (a ticket needs a member to name) and stopped members can always rejoin.
+            let staying = live.filter { index in members[index].joined && !leaving.contains { $0.index == index } }
             switch random.integer(in: 0...9) {
-            case 0...1 where live.count > 2:
+            case 0...1 where live.count > 2 && staying.count > 2:
                 // Crash a member (memory lost); it restarts and rejoins a little later.
                 let victim = live[random.integer(in: 0...(live.count - 1))]
                 net.crash(victim)
                 members[victim].alive = false
                 stopped.append(victim)
-            case 2 where live.count > 2:
+            case 2 where staying.count > 2:
                 // A member leaves: announces it, then stops 2 s later.
-                let leaver = live[random.integer(in: 0...(live.count - 1))]
+                let leaver = staying[random.integer(in: 0...(staying.count - 1))]
                 let now = net.now
                 try net.withNode(leaver) { $0.update(now: now) { $0.leave() } }
                 leaving.append((leaver, members[leaver].incarnation, now + .seconds(2)))
@@ -209,6 +242,21 @@ public struct ChurnScenario {
                     net.heal()
                     partitioned = false
                 }
+            case 7 where stopped.count >= 2:
+                // Two crashed members rejoin at the same instant: each learns of the other from the roster at about
+                // the same time and both dial (simultaneous open, §7.6).
+                let pair = Array(stopped.prefix(2))
+                stopped.removeFirst(2)
+                for index in pair where !members[index].alive { try join(index, &net) }
+            case 8:
+                // A member changes the shared activity (last writer wins: everyone converges on one value).
+                let authors = live.filter { members[$0].joined }
+                guard !authors.isEmpty else { break }
+                let author = authors[random.integer(in: 0...(authors.count - 1))]
+                activities += 1
+                let payload = Array("activity \(activities)".utf8)
+                let now = net.now
+                try net.withNode(author) { $0.update(now: now) { $0.setActivity(payload) } }
             default:
                 break
             }
@@ -264,6 +312,7 @@ public struct ChurnScenario {
                     + examples.joined(separator: "; ") + " [" + dropped.joined(separator: "; ") + "]")
         }
         let joined = alive.keys.filter { members[$0].joined }.sorted()
+        guard !joined.isEmpty else { throw net.failure("no member survived: the scenario let the session die out") }
         let expected = joined.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         for index in joined where net.node(index)!.activeKeys != expected {
             let views = joined.map { other -> String in
@@ -277,6 +326,27 @@ public struct ChurnScenario {
             throw net.failure(
                 "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
                     + views.joined(separator: "; ") + "]")
+        }
+        let seenActivities = Set(joined.map { net.node($0)!.activityPayload ?? [] })
+        guard seenActivities.count <= 1 else {
+            let seen = joined.map { "\($0): \(String(decoding: net.node($0)!.activityPayload ?? [], as: UTF8.self))" }
+            throw net.failure("survivors see different activities: \(seen.joined(separator: ", "))")
+        }
+        let holders = joined.filter { net.node($0)!.journal.state.isComplete(Self.attachment) }
+        for index in holders where net.node(index)!.journal.store.assemble(Self.attachment) != content {
+            throw net.failure("node \(index) holds the attachment altered")
+        }
+        if !holders.isEmpty, holders.count != joined.count {
+            let missing = joined.filter { !holders.contains($0) }.map { index -> String in
+                let state = net.node(index)!.journal.state
+                return "\(index) (\(state.verifiedBytes(Self.attachment)) bytes verified, manifest "
+                    + "\(state.manifest(Self.attachment) != nil ? "known" : "unknown"))"
+            }
+            throw net.failure(
+                "the attachment is complete on \(holders) but not on \(missing.joined(separator: ", "))")
+        }
+        if let failure = ledger.datagramViolations.first {
+            throw net.failure("\(ledger.datagramViolations.count) datagram violation(s); first: \(failure)")
         }
         return ScenarioOutcome(
             simulatedTime: net.now - .zero, messagesDelivered: ledger.delivered, bytesDelivered: 0)

@@ -77,8 +77,38 @@ public struct JournalNode: SimulatedNode {
     /// Sends an application message to the member with static key `peer`.
     @discardableResult
     public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
+        sendRecorded(bytes, on: channel, to: peer) != nil
+    }
+
+    /// Sends like ``send(_:on:to:)`` on the peer's live connection (one still being set up too) and returns the
+    /// connection and sequence number the message got, or `nil`.
+    public mutating func sendRecorded(
+        _ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey
+    ) -> (connection: ConnectionID, sequence: MessageSequence)? {
+        guard let id = endpoint.liveConnectionID(for: peer),
+            let sequence = try? endpoint.send(bytes, on: channel, to: id)
+        else { return nil }
+        return (id, sequence)
+    }
+
+    /// Sends an unreliable datagram to `peer` on its established connection; `false` if there is none (or the
+    /// datagram queue is full).
+    @discardableResult
+    public mutating func sendDatagram(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
         guard let id = endpoint.connectionID(for: peer) else { return false }
-        return (try? endpoint.send(bytes, on: channel, to: id)) != nil
+        return (try? endpoint.sendDatagram(bytes, on: channel, to: id)) != nil
+    }
+
+    /// Removes and returns the session events recorded so far (long runs consume them as they go).
+    public mutating func takeEvents() -> [(time: Instant, event: SessionEvent)] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    /// Removes and returns the journal events recorded so far.
+    public mutating func takeJournalEvents() -> [(time: Instant, event: JournalEvent)] {
+        defer { journalEvents.removeAll(keepingCapacity: true) }
+        return journalEvents
     }
 
     public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
@@ -88,6 +118,10 @@ public struct JournalNode: SimulatedNode {
 
     public mutating func handleTimeout(now: Instant) {
         endpoint.handleTimeout(now: now)
+        if var core {
+            core.handleTimeout(endpoint: &endpoint, now: now)
+            self.core = core
+        }
         if let deadline = journal.nextDeadline, deadline <= now {
             journal.handleTimeout(endpoint: &endpoint, now: now)
         }
@@ -100,12 +134,11 @@ public struct JournalNode: SimulatedNode {
     }
 
     public var nextDeadline: Instant? {
-        switch (endpoint.nextDeadline, journal.nextDeadline) {
-        case (let a?, let b?): min(a, b)
-        case (let a?, nil): a
-        case (nil, let b): b
-        }
+        [endpoint.nextDeadline, journal.nextDeadline, core?.nextDeadline].compactMap { $0 }.min()
     }
+
+    /// The payload of the activity this node sees.
+    public var activityPayload: [UInt8]? { core?.membership.activity?.payload }
 
     private mutating func drain(now: Instant) {
         self.now = now

@@ -14,10 +14,19 @@ public enum Scenarios {
         Scenario(
             name: "churn",
             summary:
-                "6-8 members join, leave, crash, restart and rejoin under partitions (halves, one isolated, one "
-                + "direction) while all send; every reliable message delivered once in order or reported; roster "
-                + "converges [G1, H9, N11, N12]"
-        ) { seed in try ChurnScenario().run(seed: seed) }
+                "6-8 members join, leave, crash, restart and rejoin (pairs at once) under partitions (halves, one "
+                + "isolated, one direction) while all send messages and datagrams and change the activity; every "
+                + "reliable message delivered once in order or reported; roster, activity and a journal attachment "
+                + "converge [G1, H9, N11, N12]"
+        ) { seed in try ChurnScenario().run(seed: seed) },
+        Scenario(
+            name: "churn-long",
+            summary: "the churn scenario with 10 simulated minutes of churn instead of 60 s [G1, H9, N11, N12]"
+        ) { seed in
+            var scenario = ChurnScenario()
+            scenario.churnPhase = .seconds(600)
+            return try scenario.run(seed: seed)
+        },
     ]
 
     static func transfer(_ name: String, _ summary: String, _ scenario: TransferScenario) -> Scenario {

@@ -92,6 +92,21 @@ struct MembershipEdgeTests {
         }
     }
 
+    @Test("An activity change that cannot reach one member directly reaches it through the others")
+    func activityForwarded() throws {
+        var (net, _, _) = try MembershipTests.mesh(count: 3, seed: 43)
+        #expect(
+            try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys.count == 3 } }, timeout: .seconds(10)))
+        // Node 1's packets to node 2 are lost (the connection would time out before they got through).
+        net.setLink(from: 1, to: 2, up: false)
+        let now = net.now
+        try net.withNode(1) { $0.update(now: now) { $0.setActivity(Array("next".utf8)) } }
+        #expect(
+            try net.run(until: { $0.node(2)!.activityPayload == Array("next".utf8) }, timeout: .seconds(2)),
+            "node 0 forwards what it adopted")
+    }
+
     @Test("A member that just left ignores the gossip still reaching it (no protocol violation, nothing lost)")
     func leaverIgnoresGossip() throws {
         var (net, session, _) = try MembershipTests.mesh(count: 3, seed: 41)

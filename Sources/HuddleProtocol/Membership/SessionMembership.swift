@@ -19,7 +19,8 @@ import HuddleCrypto
 /// - The roster only grows by joins and shrinks by a member's own announcement (MEMBER_LEFT from anyone else is
 ///   refused): a join with a larger epoch revives a departed identity.
 /// - The activity is a last-writer-wins register ordered by (clock, author): every member converges on the same
-///   value. Members forward it to members they (re)connect to, so a change made during a partition heals.
+///   value. A member forwards a value new to it once to every other member, and the current one to members it
+///   (re)connects to, so a change made during a partition, or lost with the author's connection, heals.
 /// - A participant is *active* from the moment the local node learns it is in the roster (a WELCOME, a
 ///   MEMBER_JOINED, or its own join request) until it leaves or becomes unreachable (its connection closed, or it
 ///   could not be reached at all), whether or not the pairwise connection is up yet: the application addresses
@@ -350,7 +351,7 @@ public struct SessionMembership: Sendable {
             guard record.payload.count <= ProtocolLimits.maxActivityBytes else {
                 throw .limitExceeded(what: "activity", limit: ProtocolLimits.maxActivityBytes)
             }
-            adopt(record)
+            adopt(record, from: key)
         case .invitationOpened(let grant):
             try requireMember(key)
             open(grant)
@@ -488,6 +489,10 @@ public struct SessionMembership: Sendable {
         actions.append(.participantJoined(record))
         if !connected.contains(record.staticKey) {
             actions.append(.dial(record.staticKey, addresses: record.addresses))
+        } else {
+            // Already connected (it reached us under an invitation while it was joining, when it ignored all but its
+            // WELCOME, which may predate what we sent it since): tell it the roster and activity now.
+            gossip(to: record.staticKey)
         }
         // Forward a record that is new here to every other member, once (a record seen again is ignored above): a
         // member that joined at the same time through another sponsor, whose WELCOME did not list this one yet,
@@ -528,11 +533,21 @@ public struct SessionMembership: Sendable {
         return true
     }
 
-    private mutating func adopt(_ record: ActivityRecord) {
+    /// Takes `record` if it supersedes the current activity; one received from member `sender` is forwarded.
+    private mutating func adopt(_ record: ActivityRecord, from sender: X25519PublicKey? = nil) {
         clock = max(clock, record.clock)
         if let current = activity, !record.supersedes(current) { return }
         activity = record
         actions.append(.activityChanged(record))
+        // Forward a value that is new here to every other member, once (like member records): the author's own
+        // broadcast can die with a connection that times out during a partition, and the members that did get it
+        // would otherwise pass it on only over new connections. Each value crosses each link at most twice.
+        if let sender {
+            let bytes = MembershipMessage.activity(record).encoded()
+            for other in order where other != sender && entries[other]!.present && !unreachable.contains(other) {
+                actions.append(.send(bytes, to: other))
+            }
+        }
     }
 
     private mutating func open(_ grant: InvitationGrant) {
