@@ -221,9 +221,11 @@ public struct ChurnLedger {
             guard !entry.delivered, entry.reported == nil else { continue }
             count += 1
             if examples.count < limit {
+                let sequence = bySequence.first { $0.value == key }?.key
                 examples.append(
                     "message \(key.counter) of node \(key.sender)#\(key.senderIncarnation) to node "
-                        + "\(key.recipient)#\(entry.recipientIncarnation!)")
+                        + "\(key.recipient)#\(entry.recipientIncarnation!)"
+                        + (sequence.map { " (connection \($0.connection), sequence \($0.sequence))" } ?? ""))
             }
         }
         return (count, examples.sorted())

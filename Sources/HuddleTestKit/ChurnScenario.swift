@@ -295,7 +295,8 @@ public struct ChurnScenario {
                 let connections = node.endpoint.connectionIDs.map { id -> String in
                     let connection = node.endpoint.connection(id)!
                     let peer = (0..<count).first { session.staticKey($0) == connection.peer } ?? -1
-                    return "\(peer):\(connection.state)"
+                    return "\(peer):\(id):\(connection.state)"
+                        + (connection.bytesInFlight > 0 ? " inflight \(connection.bytesInFlight)" : "")
                 }
                 let views = (0..<count).map { other -> String in
                     let key = session.staticKey(other)

@@ -144,6 +144,57 @@ struct ConnectionRestartTests {
         #expect(a.statistics.responsesDropped == 0)
         let id = try #require(a.connectionID(for: b.staticKey))
         #expect(a.connection(id)?.state == .established)
+        // And traffic flows both ways under it: the index the keypair was made from still routes b's packets to a
+        // (retiring it with the superseded initiation left a deaf to b, and every message of b's unacknowledged).
+        _ = EndpointPair.events(&a)
+        _ = EndpointPair.events(&b)
+        _ = try a.send([1], on: Self.channel, to: id)
+        EndpointPair.exchange(&a, &b, now: .zero + .milliseconds(4))
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        _ = try b.send([2], on: Self.channel, to: toA)
+        EndpointPair.exchange(&a, &b, now: .zero + .milliseconds(5))
+        #expect(Self.messages(&a) == [[2]])
+        #expect(a.statistics.unknownIndexDropped == 0)
+    }
+
+    @Test("The responder answered both initiations; the initiator completes with the first answer: traffic flows")
+    func responderAnsweredBoth() throws {
+        var a = EndpointPair.endpoint(seed: 1)
+        var b = EndpointPair.endpoint(seed: 2)
+        try a.addPeer(Self.credentials(for: b.staticKey))
+        try b.addPeer(Self.credentials(for: a.staticKey))
+        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
+        let first = EndpointPair.drain(&a, now: .zero)
+        // a's credentials change; it initiates again at once. b answers the first initiation, then the second.
+        try a.addPeer(Self.credentials(for: b.staticKey))
+        a.handleTimeout(now: .zero + .milliseconds(1))
+        let second = EndpointPair.drain(&a, now: .zero + .milliseconds(1))
+        #expect(second.count == 1)
+        // (More than 20 ms apart: closer initiations are dropped as a flood.)
+        for datagram in first {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(30))
+        }
+        let firstResponse = EndpointPair.drain(&b, now: .zero + .milliseconds(30))
+        for datagram in second {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(60))
+        }
+        let secondResponse = EndpointPair.drain(&b, now: .zero + .milliseconds(60))
+        #expect(firstResponse.count == 1 && secondResponse.count == 1)
+        // Only the first response reaches a (the second is lost): a completes with it.
+        for datagram in firstResponse {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero + .milliseconds(61))
+        }
+        let id = try #require(a.connectionID(for: b.staticKey))
+        #expect(a.connection(id)?.state == .established)
+        _ = try a.send([1], on: Self.channel, to: id)
+        EndpointPair.exchange(&a, &b, now: .zero + .milliseconds(62))
+        #expect(Self.messages(&b) == [[1]], "b takes the keys a completed with")
+        #expect(b.statistics.unknownIndexDropped == 0)
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        #expect(b.connection(toA)?.state == .established)
+        _ = try b.send([2], on: Self.channel, to: toA)
+        EndpointPair.exchange(&a, &b, now: .zero + .milliseconds(63))
+        #expect(Self.messages(&a) == [[2]])
     }
 
     @Test("A lost response: the initiator resends the same initiation and the responder answers it again")

@@ -47,6 +47,46 @@ struct EndpointAdmissionTests {
         #expect(host.admission(of: joiner.staticKey) == nil)
     }
 
+    @Test("A joiner that switches to the session's credentials mid-handshake keeps its one connection")
+    func credentialSwitchMidHandshake() throws {
+        var (host, joiner) = try Self.hostAndJoiner()
+        // The host is a member: it also holds the session admission (the members' credentials).
+        let members = (psk: EndpointPair.secret(80), mac: EndpointPair.secret(81))
+        try host.addAdmission(
+            AdmissionID(8), credentials: AdmissionCredentials(presharedKey: members.psk, macSecret: members.mac))
+        let id = try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        let first = EndpointPair.drain(&joiner, now: .zero)
+        // Welcomed by another member, the joiner switches to the session's credentials and initiates again.
+        try joiner.addPeer(
+            PeerCredentials(staticKey: host.staticKey, presharedKey: members.psk, macSecret: members.mac))
+        joiner.handleTimeout(now: .zero + .milliseconds(1))
+        let second = EndpointPair.drain(&joiner, now: .zero + .milliseconds(1))
+        #expect(second.count == 1)
+        // The host answers both (more than 20 ms apart); only the first answer reaches the joiner.
+        for datagram in first {
+            host.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(30))
+        }
+        let answer = EndpointPair.drain(&host, now: .zero + .milliseconds(30))
+        for datagram in second {
+            host.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(60))
+        }
+        _ = EndpointPair.drain(&host, now: .zero + .milliseconds(60))
+        for datagram in answer {
+            joiner.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero + .milliseconds(61))
+        }
+        #expect(joiner.connection(id)?.state == .established)
+        _ = try joiner.send(Array("hello".utf8), on: ChannelID(16), to: id)
+        EndpointPair.exchange(&joiner, &host, now: .zero + .milliseconds(62))
+        let events = EndpointPair.events(&host)
+        #expect(
+            events.contains {
+                if case .message(_, _, let bytes) = $0 { return bytes == Array("hello".utf8) } else { return false }
+            }, "the host takes the keys the joiner completed with, on the same connection")
+        #expect(!events.contains { if case .closed = $0 { return true } else { return false } })
+        #expect(host.statistics.unknownIndexDropped == 0)
+        #expect(host.connectionIDs.count == 1)
+    }
+
     @Test("A joiner with the wrong mac secret costs one keyed hash and gets no reply")
     func wrongMacSecret() throws {
         var (host, _) = try Self.hostAndJoiner()

@@ -71,8 +71,13 @@ struct JoinEdgeTests {
             let session = try await withTimeout(20, "joiner \(round) joins") {
                 try await joiner.join(invitation, as: DrawTogether.self)
             }
-            // At once, before any connection but the sponsor's is up: the roster is already the audience.
-            #expect(session.activeParticipants.count == 5, "round \(round): \(session.activeParticipants)")
+            // At once, before any connection but the sponsor's is up: the roster is already the audience. (The
+            // previous round's joiner may still be in it: its departure was acknowledged, not yet processed, when
+            // the sponsor wrote the WELCOME; it is reported left shortly.)
+            let audience = Set(session.activeParticipants.map(\.staticKey))
+            #expect(
+                audience.isSuperset(of: memberKeys) && audience.count <= 6,
+                "round \(round): \(session.activeParticipants)")
             let messenger = Messenger(session: session)
             for sequence in 0..<perJoiner { try await messenger.send(JoinProbe(round: round, sequence: sequence)) }
             let joinerKey = session.localParticipant.staticKey

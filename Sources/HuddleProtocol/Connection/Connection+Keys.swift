@@ -30,6 +30,8 @@ extension Connection {
         case .previous:
             guard let created = previous?.created, now - created < configuration.rejectAfterTime else { return nil }
             range = previous!.open(datagram, header: header)
+            // Never confirmed (still connecting): the initiator completed with our answer to its earlier initiation.
+            if range != nil, current == nil { confirmPrevious(now: now) }
         case .next:
             guard next != nil else { return nil }
             range = next!.open(datagram, header: header)
@@ -54,7 +56,15 @@ extension Connection {
     /// Installs the keypair of a handshake the peer initiated. It stays unconfirmed (``next``), and nothing is sent
     /// under it, until the initiator's first packet arrives under it (TEST-MATRIX H2).
     mutating func installResponderKeypair(_ keypair: TransportKeypair, now: Instant) {
-        retire(next)
+        if current == nil, let earlier = next {
+            // Still connecting, and we answered an earlier initiation of the peer's already: the peer accepts a
+            // response to either (a response to the initiation its newer one replaced still completes its
+            // handshake), so both stay usable until a packet under one of them confirms it (see ``open``).
+            retire(previous)
+            previous = earlier
+        } else {
+            retire(next)
+        }
         next = keypair
         // A simultaneous initiation of ours lost the tie-break (or is superseded): drop it.
         if let initiation {
@@ -67,6 +77,17 @@ extension Connection {
         initiationsSent = 0
     }
 
+    /// The unconfirmed answer to the peer's earlier initiation is the one it completed with: it becomes current and
+    /// the later answer is retired.
+    private mutating func confirmPrevious(now: Instant) {
+        answeredInitiation = nil
+        current = previous
+        previous = nil
+        retire(next)
+        next = nil
+        completeHandshake(now: now)
+    }
+
     private mutating func confirmNext(now: Instant) {
         answeredInitiation = nil
         retire(previous)
@@ -77,8 +98,16 @@ extension Connection {
     }
 
     private mutating func completeHandshake(now: Instant) {
+        // Retire the indices of the initiations still held (the pending one, the superseded one), except the one the
+        // new keypair was made from: a response to the superseded initiation completes the handshake under that
+        // initiation's index, and retiring it would leave every packet the peer sends unroutable.
+        let kept = current?.localIndex
+        for index in [initiation?.senderIndex, superseded?.initiation.senderIndex].compactMap({ $0 })
+        where index != kept {
+            retiredIndices.append(index)
+        }
         initiation = nil
-        retireSuperseded()
+        superseded = nil
         initiationsSent = 0
         handshakeStartedAt = nil
         nextInitiationAt = nil

@@ -85,8 +85,8 @@ extension Endpoint {
             return
         }
         // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission. A known
-        // key under an admission is a member that restarted and lost its session state (the handshake proves the
-        // key): it is admitted again, and its old connection cannot be continued (message sequences start over).
+        // key under an admission is a member that restarted and lost its session state, or one that switched
+        // credentials (the handshake proves the key): it is admitted again, and its connection is judged below.
         let known = peers[received.initiatorStatic]
         var readmitted = false
         if known?.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) != true,
@@ -118,10 +118,20 @@ extension Endpoint {
             statistics.floodDropped += 1
             return
         }
-        // A closing or draining connection cannot carry new keys: a peer that comes back within the drain period (a
-        // member that left and rejoins at once) gets a fresh connection; the old one drains on its own.
+        // A peer admitted again (its key was known, but its initiation came under an admission's credentials) has
+        // usually restarted: its old connection cannot be continued (message sequences start over), so it is closed
+        // and a fresh one answers. Two exceptions, where the peer only switched credentials (a joiner welcomed
+        // elsewhere dials with the session's credentials a member that has not heard of it yet): a rekey of the live
+        // connection (only the holder of its keys can name one), and a connection that only answered an initiation
+        // of the peer's, still unconfirmed (no packet was exchanged on it, and we are not initiating on it): the peer
+        // may complete with our answer to either initiation.
         if readmitted, let old = liveConnection(to: received.initiatorStatic) {
-            close(old, code: .noError, reason: "peer restarted", now: now)
+            let continues = connections.withConnection(in: connections.slot(of: old)!) { connection in
+                received.resumption.map { connection.slot(for: $0) != nil }
+                    ?? (connection.current == nil && connection.next != nil && connection.initiation == nil
+                        && connection.nextPacketNumber == 0)
+            }
+            if !continues { close(old, code: .noError, reason: "peer restarted", now: now) }
         }
         // Continue or start over. A rekey names one of our keypairs of the connection it continues; anything else
         // continues a connection we no longer have, and installing its keys here would mix the peer's old message

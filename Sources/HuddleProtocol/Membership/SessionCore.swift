@@ -104,7 +104,9 @@ public struct SessionCore: Sendable {
                 // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
                 // make the peer unreachable: the new connection reports it connected.
                 if !replaced { membership.peerDisconnected(peer) }
-            } else if !replaced {
+            } else if endpoint.liveConnectionID(for: peer).map({ $0 == id }) ?? true {
+                // Never connected, and no other connection to the peer is being set up: it could not be reached.
+                // (One superseded by a newer attempt leaves the verdict to that one.)
                 membership.connectFailed(peer)
             }
             if !undelivered.isEmpty {
