@@ -87,6 +87,31 @@ struct EndpointAdmissionTests {
         #expect(host.connectionIDs.count == 1)
     }
 
+    @Test("Under load a joiner gets a cookie reply under its admission's key and completes the handshake with mac2")
+    func joinerUnderLoadGetsCookie() throws {
+        // A host that demands cookies from every initiation (load threshold 0), with the invitation's admission.
+        var random = ChaChaRandomGenerator(seed: 10)
+        var configuration = EndpointConfiguration(
+            identity: Identity(using: &random), prologue: EndpointPair.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
+        configuration.initiationsPerSecondBeforeCookies = 0
+        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
+        try host.addAdmission(
+            Self.invitation,
+            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
+        )
+        var joiner = EndpointPair.endpoint(seed: 20)
+        try joiner.addPeer(
+            PeerCredentials(
+                staticKey: host.staticKey, presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71)))
+        let id = try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+        EndpointPair.exchange(&joiner, &host, now: .zero)
+        #expect(host.statistics.cookieRepliesSent == 1, "the unknown joiner's mac1 verifies under the admission")
+        #expect(joiner.statistics.cookieRepliesAccepted == 1)
+        #expect(joiner.connection(id)?.state == .established, "the resent initiation carries mac2 and is answered")
+        #expect(host.statistics.admissionsAccepted == 1)
+    }
+
     @Test("A joiner with the wrong mac secret costs one keyed hash and gets no reply")
     func wrongMacSecret() throws {
         var (host, _) = try Self.hostAndJoiner()
@@ -121,9 +146,10 @@ struct EndpointAdmissionTests {
         #expect(host.connectionID(for: joiner.staticKey) != nil)
     }
 
-    @Test("At 64 pending joiners the 65th initiation is refused and counted, with no reply")
+    @Test("At 64 pending joiners that completed their handshakes the 65th initiation is refused and counted, no reply")
     func pendingJoinerLimit() throws {
         var (host, _) = try Self.hostAndJoiner()
+        var joiners: [Endpoint] = []
         for index in 0...ProtocolLimits.maxAdmittedPeers {
             var joiner = try Self.hostAndJoiner(joinerSeed: 100 + UInt64(index)).joiner
             try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
@@ -134,9 +160,37 @@ struct EndpointAdmissionTests {
             #expect(
                 replies.count == (index < ProtocolLimits.maxAdmittedPeers ? 1 : 0),
                 "joiner \(index): \(host.statistics)")
+            // The joiner completes its handshake: its first packet confirms the host's keys.
+            for datagram in replies { joiner.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero) }
+            for datagram in EndpointPair.drain(&joiner, now: .zero) {
+                host.handle(datagram: datagram, from: EndpointPair.address(3), now: .zero)
+            }
+            joiners.append(joiner)
         }
         #expect(host.statistics.admissionsAccepted == ProtocolLimits.maxAdmittedPeers)
         #expect(host.statistics.admissionsRefused == 1)
+        #expect(host.statistics.admissionsEvicted == 0)
+    }
+
+    @Test("At 64 pending joiners that never completed their handshakes the oldest makes room for a new one (S-flood)")
+    func unconfirmedJoinerEvicted() throws {
+        var (host, _) = try Self.hostAndJoiner()
+        var first: X25519PublicKey?
+        for index in 0...ProtocolLimits.maxAdmittedPeers {
+            var joiner = try Self.hostAndJoiner(joinerSeed: 300 + UInt64(index)).joiner
+            if index == 0 { first = joiner.staticKey }
+            try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
+            let now = Instant.zero + .milliseconds(Int64(index))
+            for datagram in EndpointPair.drain(&joiner, now: .zero) {
+                host.handle(datagram: datagram, from: EndpointPair.address(3), now: now)
+            }
+            // Answered every time, and never completed (the replies are dropped).
+            #expect(EndpointPair.drain(&host, now: now).count == 1, "joiner \(index): \(host.statistics)")
+        }
+        #expect(host.statistics.admissionsAccepted == ProtocolLimits.maxAdmittedPeers + 1)
+        #expect(host.statistics.admissionsEvicted == 1)
+        #expect(host.statistics.admissionsRefused == 0)
+        #expect(host.admission(of: try #require(first)) == nil, "the one waiting longest was dropped")
     }
 
     @Test("A joiner that never confirms the keys is forgotten when its connection times out")

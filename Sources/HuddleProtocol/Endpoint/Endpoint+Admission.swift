@@ -60,6 +60,29 @@ extension Endpoint {
         admittedPeers[peer]
     }
 
+    /// The pending peer whose connection has waited longest for the first packet under our answer, if any pending
+    /// peer has not completed its handshake: one that did not prove its address first, then (when
+    /// `includingProved`) one that did.
+    func oldestUnconfirmedAdmittedPeer(includingProved: Bool) -> X25519PublicKey? {
+        let unproved = oldestUnconfirmed(admittedPeers.keys.filter { !provedAdmittedPeers.contains($0) })
+        guard unproved == nil, includingProved else { return unproved }
+        return oldestUnconfirmed(Array(provedAdmittedPeers))
+    }
+
+    private func oldestUnconfirmed(_ candidates: [X25519PublicKey]) -> X25519PublicKey? {
+        var oldest: (peer: X25519PublicKey, since: Instant)?
+        for peer in candidates {
+            guard let id = connectionByPeer[peer], let slot = connections.slot(of: id) else { return peer }
+            // Two fields read in place (binding the connection would copy it, and retain every buffer it holds).
+            let waiting: Instant? =
+                connections.slots[slot]?.state == .connecting
+                ? (connections.slots[slot]?.lastInitiationAcceptedAt ?? .zero) : nil
+            guard let waiting else { continue }
+            if oldest.map({ waiting < $0.since }) ?? true { oldest = (peer, waiting) }
+        }
+        return oldest?.peer
+    }
+
     /// The admission whose `mac1` key authenticates `initiation`, if any.
     func admissionAuthenticating(_ initiation: [UInt8]) -> AdmissionID? {
         admissions.first { $0.value.incoming.hasValidMac1(initiation, mac1Offset: HandshakeInitiation.mac1Offset) }?
@@ -67,12 +90,26 @@ extension Endpoint {
     }
 
     /// Makes `initiator` a pending peer under `admission`, or returns `false` (counted) when too many are pending.
-    mutating func admit(_ initiator: X25519PublicKey, under admission: AdmissionID) -> Bool {
-        guard let credentials = admissions[admission]?.credentials,
-            admittedPeers.count < ProtocolLimits.maxAdmittedPeers
-        else {
+    ///
+    /// When ``ProtocolLimits/maxAdmittedPeers`` are pending, the one that has waited longest without completing its
+    /// handshake (no authenticated packet under the keys we answered with) makes room: a ticket holder replaying
+    /// initiations it never completes cannot keep every slot (and so every new join) for the 90 s handshake timeout.
+    /// A pending peer that `proved` its source address (a valid cookie, under load) is displaced only by another
+    /// that did. When no pending peer can be displaced the new one is refused.
+    mutating func admit(
+        _ initiator: X25519PublicKey, under admission: AdmissionID, proved: Bool, now: Instant
+    ) -> Bool {
+        guard let credentials = admissions[admission]?.credentials else {
             statistics.admissionsRefused += 1
             return false
+        }
+        if admittedPeers[initiator] == nil, admittedPeers.count >= ProtocolLimits.maxAdmittedPeers {
+            guard let stale = oldestUnconfirmedAdmittedPeer(includingProved: proved) else {
+                statistics.admissionsRefused += 1
+                return false
+            }
+            removePeer(stale, now: now)
+            statistics.admissionsEvicted += 1
         }
         do {
             try addPeer(
@@ -82,6 +119,7 @@ extension Endpoint {
             return false
         }
         admittedPeers[initiator] = admission
+        if proved { provedAdmittedPeers.insert(initiator) } else { provedAdmittedPeers.remove(initiator) }
         statistics.admissionsAccepted += 1
         return true
     }

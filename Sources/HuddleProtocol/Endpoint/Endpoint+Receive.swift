@@ -66,6 +66,9 @@ extension Endpoint {
             statistics.malformedDropped += 1
             return
         }
+        // Under load only initiations that prove their source address (a valid mac2) go on; those pending peers are
+        // not displaced by ones that did not (see ``admit(_:under:proved:now:)``).
+        var provedAddress = false
         if isUnderLoad(now: now) {
             let cookie = cookieJar.currentCookie(forAddress: source.canonicalBytes, now: now)
             guard let cookie,
@@ -74,6 +77,7 @@ extension Endpoint {
                 sendCookieReply(answering: bytes, senderIndex: layout.senderIndex, to: source, now: now)
                 return
             }
+            provedAddress = true
         }
         statistics.initiationsProcessed += 1
         guard
@@ -92,7 +96,7 @@ extension Endpoint {
         if known?.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) != true,
             let admission = admission ?? admissionAuthenticating(bytes)
         {
-            guard admit(received.initiatorStatic, under: admission) else { return }
+            guard admit(received.initiatorStatic, under: admission, proved: provedAddress, now: now) else { return }
             readmitted = known != nil
         }
         guard let peer = peers[received.initiatorStatic],
@@ -209,15 +213,19 @@ extension Endpoint {
     private mutating func sendCookieReply(
         answering bytes: [UInt8], senderIndex: ReceiverIndex, to source: NetworkAddress, now: Instant
     ) {
+        // The mac1 key the initiator used: a known peer's, or an open admission's (a joiner with a ticket must get a
+        // cookie too, or a flood above the load threshold would stop every join).
+        let valid = { (authenticator: MacAuthenticator) in
+            authenticator.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
+        }
         guard
-            let peer = peers.values.first(where: {
-                $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
-            })
+            let incoming = peers.values.first(where: { valid($0.incoming) })?.incoming
+                ?? admissions.values.first(where: { valid($0.incoming) })?.incoming
         else { return }
         let cookie = cookieJar.cookie(forAddress: source.canonicalBytes, now: now, using: &random)
         let nonce = random.bytes(count: XChaChaPoly.nonceLength)
         let mac1 = bytes[HandshakeInitiation.mac1Offset..<(HandshakeInitiation.mac1Offset + MacAuthenticator.macLength)]
-        guard let sealed = try? peer.incoming.sealCookie(cookie, nonce: nonce, answeringMac1: mac1),
+        guard let sealed = try? incoming.sealCookie(cookie, nonce: nonce, answeringMac1: mac1),
             let reply = try? CookieReply(receiverIndex: senderIndex, nonce: nonce, encryptedCookie: sealed).encoded()
         else { return }
         outbox.append((source, reply))

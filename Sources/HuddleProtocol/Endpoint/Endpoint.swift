@@ -22,6 +22,8 @@ public struct Endpoint {
     var peers: [X25519PublicKey: Peer] = [:]
     var admissions: [AdmissionID: Admission] = [:]
     var admittedPeers: [X25519PublicKey: AdmissionID] = [:]
+    /// Pending peers admitted under load with a valid cookie (mac2): they proved their source address.
+    var provedAdmittedPeers: Set<X25519PublicKey> = []
     var connections = ConnectionTable()
     var connectionOrder: [ConnectionID] = []
     var connectionByPeer: [X25519PublicKey: ConnectionID] = [:]
@@ -62,6 +64,7 @@ public struct Endpoint {
     /// ends.
     public mutating func addPeer(_ credentials: PeerCredentials) throws {
         admittedPeers[credentials.staticKey] = nil
+        provedAdmittedPeers.remove(credentials.staticKey)
         peers[credentials.staticKey] = Peer(
             credentials: credentials,
             outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
@@ -78,6 +81,7 @@ public struct Endpoint {
     public mutating func removePeer(_ staticKey: X25519PublicKey, now: Instant) {
         peers[staticKey] = nil
         admittedPeers[staticKey] = nil
+        provedAdmittedPeers.remove(staticKey)
         if let id = connectionByPeer[staticKey] { close(id, code: .noError, reason: "removed", now: now) }
     }
 
@@ -194,7 +198,10 @@ public struct Endpoint {
         if connectionByPeer[connection.peer] == id {
             connectionByPeer[connection.peer] = nil
             // A joiner that never became a member leaves nothing behind.
-            if admittedPeers.removeValue(forKey: connection.peer) != nil { peers[connection.peer] = nil }
+            if admittedPeers.removeValue(forKey: connection.peer) != nil {
+                peers[connection.peer] = nil
+                provedAdmittedPeers.remove(connection.peer)
+            }
         }
         for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
     }

@@ -43,4 +43,7 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var admissionsAccepted = 0
     /// Initiations under an admission dropped because ``ProtocolLimits/maxAdmittedPeers`` joiners were pending.
     public var admissionsRefused = 0
+    /// Pending peers dropped to make room for a new one because they never completed their handshake (see
+    /// ``ProtocolLimits/maxAdmittedPeers``).
+    public var admissionsEvicted = 0
 }
