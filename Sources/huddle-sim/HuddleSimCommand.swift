@@ -33,7 +33,7 @@ struct HuddleSimCommand: ParsableCommand {
         setvbuf(stdout, nil, _IOLBF, 0)
         if list {
             for scenario in Scenarios.all { print("\(scenario.name.padding(16))  \(scenario.summary)") }
-            for scenario in Scenarios.onDemand {
+            for scenario in Scenarios.onDemand + Scenarios.measurements {
                 print("\(scenario.name.padding(16))  (only when named) \(scenario.summary)")
             }
             return
