@@ -78,28 +78,23 @@ public struct ChurnLedger {
     /// Records a datagram delivered to incarnation `incarnation` of `recipient`: it must have been sent to that node,
     /// arrive unaltered and at most once.
     public mutating func receivedDatagram(_ bytes: [UInt8], recipient: Int, incarnation: Int, time: Instant) {
-        guard bytes.count >= 8, bytes[0] == Self.datagramTag else {
+        guard let key = Self.key(of: bytes, tag: Self.datagramTag, recipient: recipient) else {
             datagramViolations.append("\(time): node \(recipient) received a datagram nobody sent")
             return
         }
-        let sender = Int(bytes[1])
-        let senderIncarnation = Int(bytes[2]) | Int(bytes[3]) << 8
-        let counter = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[4 + $1]) << (8 * UInt32($1)) }
-        let name = "datagram \(counter) of node \(sender)#\(senderIncarnation) at node \(recipient)#\(incarnation)"
-        guard
-            datagramsSent.contains(
-                Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient))
-        else {
+        let name =
+            "datagram \(key.counter) of node \(key.sender)#\(key.senderIncarnation) at node \(recipient)#\(incarnation)"
+        guard datagramsSent.contains(key) else {
             datagramViolations.append("\(time): \(name) was never sent to it")
             return
         }
-        let expected = Self.payload(
-            sender: sender, incarnation: senderIncarnation, counter: counter, size: bytes.count, tag: Self.datagramTag)
-        guard bytes == expected else {
+        guard Self.isIntact(bytes, key: key, tag: Self.datagramTag) else {
             datagramViolations.append("\(time): \(name) arrived altered")
             return
         }
-        guard datagramsReceived.insert([sender, senderIncarnation, Int(counter), recipient, incarnation]).inserted
+        guard
+            datagramsReceived.insert([key.sender, key.senderIncarnation, Int(key.counter), recipient, incarnation])
+                .inserted
         else {
             datagramViolations.append("\(time): \(name) delivered twice")
             return
@@ -127,6 +122,24 @@ public struct ChurnLedger {
         return bytes
     }
 
+    /// The key `bytes` (a ``payload(sender:incarnation:counter:size:tag:)`` starting with `tag`) names at node
+    /// `recipient`, or `nil` when they are not such a payload.
+    static func key(of bytes: [UInt8], tag: UInt8, recipient: Int) -> Key? {
+        guard bytes.count >= 8, bytes[0] == tag else { return nil }
+        return Key(
+            sender: Int(bytes[1]), senderIncarnation: Int(bytes[2]) | Int(bytes[3]) << 8,
+            counter: (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[4 + $1]) << (8 * UInt32($1)) },
+            recipient: recipient)
+    }
+
+    /// Whether `bytes` are exactly the payload `key` names.
+    static func isIntact(_ bytes: [UInt8], key: Key, tag: UInt8) -> Bool {
+        bytes
+            == payload(
+                sender: key.sender, incarnation: key.senderIncarnation, counter: key.counter, size: bytes.count,
+                tag: tag)
+    }
+
     /// Records that incarnation `senderIncarnation` of `sender` accepted message `counter` for incarnation
     /// `recipientIncarnation` of `recipient` (`nil`: the recipient was down), on `connection` with `sequence`.
     public mutating func sent(
@@ -143,21 +156,17 @@ public struct ChurnLedger {
 
     /// Records a delivery of `bytes` at incarnation `incarnation` of node `recipient`, at `time`.
     public mutating func received(_ bytes: [UInt8], recipient: Int, incarnation: Int, time: Instant) {
-        guard bytes.count >= 8, bytes[0] == Self.messageTag else {
+        guard let key = Self.key(of: bytes, tag: Self.messageTag, recipient: recipient) else {
             violations.append("\(time): node \(recipient) received a message nobody sent (\(bytes.count) bytes)")
             return
         }
-        let sender = Int(bytes[1])
-        let senderIncarnation = Int(bytes[2]) | Int(bytes[3]) << 8
-        let counter = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[4 + $1]) << (8 * UInt32($1)) }
-        let key = Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient)
+        let (sender, senderIncarnation, counter) = (key.sender, key.senderIncarnation, key.counter)
         let name = "message \(counter) of node \(sender)#\(senderIncarnation) at node \(recipient)#\(incarnation)"
         guard var entry = entries[key] else {
             violations.append("\(time): \(name) was never sent to it")
             return
         }
-        guard bytes == Self.payload(sender: sender, incarnation: senderIncarnation, counter: counter, size: bytes.count)
-        else {
+        guard Self.isIntact(bytes, key: key, tag: Self.messageTag) else {
             violations.append("\(time): \(name) arrived altered")
             return
         }

@@ -5,7 +5,7 @@ import HuddleWire
 /// A session member with a journal inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``
 /// and a ``JournalCore`` over an ``InMemoryChunkStore``. Records session and journal events with their times so
 /// tests can check transfers, progress and message latency.
-public struct JournalNode: SimulatedNode {
+public struct JournalNode: SessionMemberNode {
     /// The protocol core.
     public var endpoint: Endpoint
     /// The session layer, absent until the node starts or joins a session.
@@ -74,23 +74,6 @@ public struct JournalNode: SimulatedNode {
         }
     }
 
-    /// Sends an application message to the member with static key `peer`.
-    @discardableResult
-    public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
-        sendRecorded(bytes, on: channel, to: peer) != nil
-    }
-
-    /// Sends like ``send(_:on:to:)`` on the peer's live connection (one still being set up too) and returns the
-    /// connection and sequence number the message got, or `nil`.
-    public mutating func sendRecorded(
-        _ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey
-    ) -> (connection: ConnectionID, sequence: MessageSequence)? {
-        guard let id = endpoint.liveConnectionID(for: peer),
-            let sequence = try? endpoint.send(bytes, on: channel, to: id)
-        else { return nil }
-        return (id, sequence)
-    }
-
     /// Sends an unreliable datagram to `peer` on its established connection; `false` if there is none (or the
     /// datagram queue is full).
     @discardableResult
@@ -137,9 +120,6 @@ public struct JournalNode: SimulatedNode {
         [endpoint.nextDeadline, journal.nextDeadline, core?.nextDeadline].compactMap { $0 }.min()
     }
 
-    /// The payload of the activity this node sees.
-    public var activityPayload: [UInt8]? { core?.membership.activity?.payload }
-
     private mutating func drain(now: Instant) {
         self.now = now
         while true {
@@ -161,11 +141,6 @@ public struct JournalNode: SimulatedNode {
                 journalEvents.append((now, event))
             }
         }
-    }
-
-    /// The static keys of the members this node sees as active (itself included), sorted.
-    public var activeKeys: [X25519PublicKey] {
-        (core?.membership.activeMembers ?? []).map(\.staticKey).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
     }
 
     /// Application messages received, with their arrival time.

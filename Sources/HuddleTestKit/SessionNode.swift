@@ -4,7 +4,7 @@ import HuddleWire
 
 /// A session member inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``, recording
 /// every session event so tests can check membership, activity convergence and message delivery.
-public struct SessionNode: SimulatedNode {
+public struct SessionNode: SessionMemberNode {
     /// The protocol core.
     public var endpoint: Endpoint
     /// The session layer, absent until the node starts or joins a session.
@@ -39,23 +39,6 @@ public struct SessionNode: SimulatedNode {
         core.update(&endpoint, now: now, body)
         self.core = core
         drain(now: now)
-    }
-
-    /// Sends an application message to the member with static key `peer`; `false` if there is no connection or the
-    /// queue is full.
-    @discardableResult
-    public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
-        sendRecorded(bytes, on: channel, to: peer) != nil
-    }
-
-    /// Sends like ``send(_:on:to:)`` and returns the connection and sequence number the message got, or `nil`.
-    public mutating func sendRecorded(
-        _ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey
-    ) -> (connection: ConnectionID, sequence: MessageSequence)? {
-        guard let id = endpoint.liveConnectionID(for: peer),
-            let sequence = try? endpoint.send(bytes, on: channel, to: id)
-        else { return nil }
-        return (id, sequence)
     }
 
     public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
@@ -93,14 +76,6 @@ public struct SessionNode: SimulatedNode {
         while let event = core.pollEvent() { events.append((now, event)) }
         self.core = core
     }
-
-    /// The static keys of the members this node sees as active (itself included), sorted.
-    public var activeKeys: [X25519PublicKey] {
-        (core?.membership.activeMembers ?? []).map(\.staticKey).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
-    }
-
-    /// The payload of the activity this node sees.
-    public var activityPayload: [UInt8]? { core?.membership.activity?.payload }
 
     /// Application messages received, in order, as (sender, bytes).
     public var messages: [(sender: X25519PublicKey, bytes: [UInt8])] {

@@ -25,6 +25,22 @@ struct ConnectionRestartTests {
         return (a, b)
     }
 
+    /// `a` (seed 1) initiates to `b` (seed 2), then its credentials for `b` become `next` and it initiates again
+    /// at once; returns both endpoints and the two initiations' datagrams, neither delivered yet.
+    static func twoInitiations(
+        switchingTo next: PeerCredentials
+    ) throws -> (a: Endpoint, b: Endpoint, first: [[UInt8]], second: [[UInt8]]) {
+        var a = EndpointPair.endpoint(seed: 1)
+        var b = EndpointPair.endpoint(seed: 2)
+        try a.addPeer(credentials(for: b.staticKey))
+        try b.addPeer(credentials(for: a.staticKey))
+        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
+        let first = EndpointPair.drain(&a, now: .zero)
+        try a.addPeer(next)
+        a.handleTimeout(now: .zero + .milliseconds(1))
+        return (a, b, first, EndpointPair.drain(&a, now: .zero + .milliseconds(1)))
+    }
+
     /// Runs both endpoints' timers and exchanges their datagrams every second from `start` until `end` (keepalives
     /// keep the connection alive, rekeys happen on their own).
     static func advance(_ a: inout Endpoint, _ b: inout Endpoint, from start: Instant, to end: Instant) {
@@ -119,28 +135,17 @@ struct ConnectionRestartTests {
 
     @Test("A response to the initiation a credentials change replaced still completes the handshake (no retry wait)")
     func responseToSupersededInitiation() throws {
-        var a = EndpointPair.endpoint(seed: 1)
-        var b = EndpointPair.endpoint(seed: 2)
-        // a's first initiation goes out under one set of credentials (a joiner's invitation credentials) ...
-        try a.addPeer(Self.credentials(for: b.staticKey))
-        try b.addPeer(Self.credentials(for: a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        let first = EndpointPair.drain(&a, now: .zero)
-        // ... then a switches to new credentials (member credentials after its WELCOME) and initiates again at once.
-        try a.addPeer(
-            PeerCredentials(
-                staticKey: b.staticKey, presharedKey: EndpointPair.secret(7), macSecret: EndpointPair.secret(8)))
-        a.handleTimeout(now: .zero + .milliseconds(1))
-        let second = EndpointPair.drain(&a, now: .zero + .milliseconds(1))
+        // a's first initiation goes out under one set of credentials (a joiner's invitation credentials), then a
+        // switches to new credentials (member credentials after its WELCOME) and initiates again at once.
+        var (a, b, first, second) = try Self.twoInitiations(
+            switchingTo: PeerCredentials(
+                staticKey: EndpointPair.endpoint(seed: 2).staticKey, presharedKey: EndpointPair.secret(7),
+                macSecret: EndpointPair.secret(8)))
         #expect(second.count == 1 && a.statistics.initiationsSent == 2)
         // b, still holding the first credentials, answers the first initiation; that response must complete it.
-        for datagram in first {
-            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(2))
-        }
+        EndpointPair.deliver(first, to: &b, from: 1, now: .zero + .milliseconds(2))
         let response = EndpointPair.drain(&b, now: .zero + .milliseconds(2))
-        for datagram in response {
-            a.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero + .milliseconds(3))
-        }
+        EndpointPair.deliver(response, to: &a, from: 2, now: .zero + .milliseconds(3))
         #expect(a.statistics.responsesDropped == 0)
         let id = try #require(a.connectionID(for: b.staticKey))
         #expect(a.connection(id)?.state == .established)
@@ -159,31 +164,18 @@ struct ConnectionRestartTests {
 
     @Test("The responder answered both initiations; the initiator completes with the first answer: traffic flows")
     func responderAnsweredBoth() throws {
-        var a = EndpointPair.endpoint(seed: 1)
-        var b = EndpointPair.endpoint(seed: 2)
-        try a.addPeer(Self.credentials(for: b.staticKey))
-        try b.addPeer(Self.credentials(for: a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        let first = EndpointPair.drain(&a, now: .zero)
-        // a's credentials change; it initiates again at once. b answers the first initiation, then the second.
-        try a.addPeer(Self.credentials(for: b.staticKey))
-        a.handleTimeout(now: .zero + .milliseconds(1))
-        let second = EndpointPair.drain(&a, now: .zero + .milliseconds(1))
+        // a's credentials change (to the same values: b accepts both); it initiates again at once. b answers the
+        // first initiation, then the second (more than 20 ms apart: closer initiations are dropped as a flood).
+        var (a, b, first, second) = try Self.twoInitiations(
+            switchingTo: Self.credentials(for: EndpointPair.endpoint(seed: 2).staticKey))
         #expect(second.count == 1)
-        // (More than 20 ms apart: closer initiations are dropped as a flood.)
-        for datagram in first {
-            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(30))
-        }
+        EndpointPair.deliver(first, to: &b, from: 1, now: .zero + .milliseconds(30))
         let firstResponse = EndpointPair.drain(&b, now: .zero + .milliseconds(30))
-        for datagram in second {
-            b.handle(datagram: datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(60))
-        }
+        EndpointPair.deliver(second, to: &b, from: 1, now: .zero + .milliseconds(60))
         let secondResponse = EndpointPair.drain(&b, now: .zero + .milliseconds(60))
         #expect(firstResponse.count == 1 && secondResponse.count == 1)
         // Only the first response reaches a (the second is lost): a completes with it.
-        for datagram in firstResponse {
-            a.handle(datagram: datagram, from: EndpointPair.address(2), now: .zero + .milliseconds(61))
-        }
+        EndpointPair.deliver(firstResponse, to: &a, from: 2, now: .zero + .milliseconds(61))
         let id = try #require(a.connectionID(for: b.staticKey))
         #expect(a.connection(id)?.state == .established)
         _ = try a.send([1], on: Self.channel, to: id)

@@ -31,6 +31,11 @@ struct EndpointPair {
         return datagrams
     }
 
+    /// Hands `datagrams` to `endpoint` as if they came from address `source`, at `now`.
+    static func deliver(_ datagrams: [[UInt8]], to endpoint: inout Endpoint, from source: UInt8, now: Instant) {
+        for datagram in datagrams { endpoint.handle(datagram: datagram, from: address(source), now: now) }
+    }
+
     /// Delivers datagrams back and forth between `a` (at address 1) and `b` (at address 2) until neither has
     /// anything to send; returns how many datagrams each side sent.
     @discardableResult

@@ -30,7 +30,9 @@ struct NewcomerTests {
         } catch HuddleError.invitationNamesOnlyThisNode(let fingerprint) {
             #expect(fingerprint == twin.fingerprint)
         }
-        #expect(clock.now - started < .seconds(1), "refused at once, not after the join timeout")
+        // At once: no network I/O happens (alone it takes well under 10 ms). The bound only has to separate that
+        // from the 30 s join timeout; 1 s was exceeded (2.4 s) under the full suite's parallel load.
+        #expect(clock.now - started < .seconds(5), "refused at once, not after the join timeout")
         // The twin is still free to join another session.
         let other = try await startNode("other", seed: 1202)
         defer { Task { await other.shutdown() } }

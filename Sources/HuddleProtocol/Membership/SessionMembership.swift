@@ -317,11 +317,9 @@ public struct SessionMembership: Sendable {
                 // invitation (its handshake), so this is a join through us, announced by the joiner itself. It
                 // covers a sponsor that crashed right after its WELCOME, before its announcement went out (the
                 // joiner would otherwise be a member nobody else knows).
+                // (Taken as new, it also gets our roster and activity: it may have missed what happened since its
+                // WELCOME, see handleMemberJoined.)
                 try handleMemberJoined(record, from: key)
-                // It may have missed what happened since its WELCOME (a member that reaches us under the session
-                // admission was not announced to us, so nobody told it about us either): gossip as to a member that
-                // reconnects.
-                if entries[key]?.present == true { gossip(to: key) }
                 return
             default:
                 earlyMessagesIgnored += 1
@@ -542,12 +540,7 @@ public struct SessionMembership: Sendable {
         // Forward a value that is new here to every other member, once (like member records): the author's own
         // broadcast can die with a connection that times out during a partition, and the members that did get it
         // would otherwise pass it on only over new connections. Each value crosses each link at most twice.
-        if let sender {
-            let bytes = MembershipMessage.activity(record).encoded()
-            for other in order where other != sender && entries[other]!.present && !unreachable.contains(other) {
-                actions.append(.send(bytes, to: other))
-            }
-        }
+        if let sender { broadcast(.activity(record), except: sender) }
     }
 
     private mutating func open(_ grant: InvitationGrant) {
@@ -562,11 +555,11 @@ public struct SessionMembership: Sendable {
         actions.append(.send(message.encoded(), to: key))
     }
 
-    /// Sends `message` to every active member; to one whose connection is still being set up it waits for the
-    /// handshake, and one that is unreachable gets the roster and activity again when it reconnects.
-    private mutating func broadcast(_ message: MembershipMessage) {
+    /// Sends `message` to every active member but `excluded`; to one whose connection is still being set up it waits
+    /// for the handshake, and one that is unreachable gets the roster and activity again when it reconnects.
+    private mutating func broadcast(_ message: MembershipMessage, except excluded: X25519PublicKey? = nil) {
         let bytes = message.encoded()
-        for key in order where entries[key]!.present && !unreachable.contains(key) {
+        for key in order where key != excluded && entries[key]!.present && !unreachable.contains(key) {
             actions.append(.send(bytes, to: key))
         }
     }
