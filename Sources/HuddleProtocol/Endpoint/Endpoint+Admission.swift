@@ -72,6 +72,7 @@ extension Endpoint {
     private func oldestUnconfirmed(_ candidates: [X25519PublicKey]) -> X25519PublicKey? {
         var oldest: (peer: X25519PublicKey, since: Instant)?
         for peer in candidates {
+            // A pending peer whose connection is already gone holds a slot for nothing: it goes first.
             guard let id = connectionByPeer[peer], let slot = connections.slot(of: id) else { return peer }
             // Two fields read in place (binding the connection would copy it, and retain every buffer it holds).
             let waiting: Instant? =
