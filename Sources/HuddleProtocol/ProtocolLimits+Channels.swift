@@ -1,13 +1,13 @@
 import HuddleWire
 
 extension ProtocolLimits {
-    /// The most message bytes a ``SendChannel`` holds that the peer has not yet acknowledged: 4 MiB.
+    /// The most message bytes a ``SendChannel`` holds that the peer has not yet acknowledged: 32 MiB.
     ///
     /// Beyond it ``SendChannel/enqueue(_:)`` throws ``ProtocolError/queueFull(limit:)`` and the caller suspends
-    /// (backpressure). Twice the peer's reassembly budget (``maxReassemblyBytesPerConnection``, which also bounds the
-    /// flow-control window) so the sender can keep a full window in flight while the application refills the queue,
-    /// and room for 16 messages of the maximum size (256 KiB).
-    public static let maxQueuedBytesPerChannel = 4 * 1024 * 1024
+    /// (backpressure). Twice the largest receive window (``maxReceiveWindowPerConnection``) so the sender can keep a
+    /// full window in flight while the application refills the queue: with 4 MiB, a 1 Gbit/s x 100 ms path carried at
+    /// most 4 MiB per round trip (measured 26 MB/s in the `lfn` profile, against 40 MB/s with 32 MiB).
+    public static let maxQueuedBytesPerChannel = 32 * 1024 * 1024
 
     /// How far a message sequence number may run ahead of the receiver's next expected one: 1024.
     ///
@@ -26,19 +26,33 @@ extension ProtocolLimits {
     public static let maxQueuedMessagesPerChannel = maxMessageSequenceGap + 1
 
     /// The most incomplete messages (some but not all fragments received) a receiver holds per connection, across
-    /// all channels: 16 (TEST-MATRIX D7).
+    /// all channels: 256 (TEST-MATRIX D7).
     ///
-    /// Opening a 17th is ``ProtocolViolation/reassemblyBudgetExceeded(limit:)``. Complete messages waiting for an
-    /// earlier sequence count against ``maxReassemblyBytesPerConnection`` only. Senders keep within it with an
-    /// ``IncompleteMessageAllowance`` of the same size.
-    public static let maxIncompleteMessagesPerConnection = 16
+    /// Opening a 257th is ``ProtocolViolation/reassemblyBudgetExceeded(limit:)``. Complete messages waiting for an
+    /// earlier sequence count against the reassembly byte budget only. Senders keep within it with an
+    /// ``IncompleteMessageAllowance`` of the same size. 256 messages of 64 KiB fill the largest receive window
+    /// (``maxReceiveWindowPerConnection``, 16 MiB): with 16, a sender of 64 KiB messages could have only 1 MiB in
+    /// flight, about 10 MB/s on a 100 ms path whatever the bandwidth. The byte budget, not this count, bounds memory.
+    public static let maxIncompleteMessagesPerConnection = 256
 
-    /// The most message bytes a receiver buffers per connection for reassembly and ordering, across all channels:
-    /// 2 MiB (TEST-MATRIX D7).
+    /// The receive window a connection starts with: the most message bytes a receiver buffers per connection for
+    /// reassembly and ordering, across all channels, until auto-tuning raises it: 2 MiB (TEST-MATRIX D7).
     ///
     /// A message is charged its full total length when its first fragment arrives (that is what is allocated) and
     /// released when it becomes deliverable. Admitting a message beyond it is
     /// ``ProtocolViolation/reassemblyBudgetExceeded(limit:)``. A receiver that advertises flow-control credit of at
     /// most this much beyond what it has released never sees an honest sender exceed it.
     public static let maxReassemblyBytesPerConnection = 2 * 1024 * 1024
+
+    /// The largest receive window (flow-control credit, and with it the reassembly byte budget) one connection grows
+    /// to: 16 MiB. It starts at ``maxReassemblyBytesPerConnection`` and doubles when the application consumes credit
+    /// faster than the path could refill a window that size (see `Connection`'s flow control), so a connection that
+    /// is window-limited on a long, fast path (1 Gbit/s x 100 ms is 12.5 MB) is not held to 2 MiB per round trip.
+    public static let maxReceiveWindowPerConnection = 16 * 1024 * 1024
+
+    /// The most receive window all connections of one endpoint together may have grown beyond their initial
+    /// ``maxReassemblyBytesPerConnection``: 64 MiB, so a node's reassembly memory stays bounded whatever the number
+    /// of peers (64 peers at 2 MiB plus 64 MiB of growth is at most 192 MiB). A connection whose window would grow
+    /// past it keeps its current window.
+    public static let maxReceiveWindowGrowthPerEndpoint = 64 * 1024 * 1024
 }

@@ -87,7 +87,7 @@ struct OutboundQueueTests {
             _ = try await readerA.connected()
             _ = try await readerB.connected()
             let size = 64 * 1024
-            let count = 160  // 10 MiB: more than the receiver's credit and the sender's 4 MiB channel queue together
+            let count = 600  // 37.5 MiB: more than the receiver's credit and the sender's 32 MiB channel queue together
             let accepted = NIOLockedValueBox(0)
             let senderTask = Task {
                 for index in 0..<count {
@@ -158,8 +158,8 @@ struct OutboundQueueTests {
         sender.maxOutboundMessagesPerChannel = 3
         try await withDriverPair(transportA: sender, limit: .seconds(60)) { pair in
             var readerA = EventReader(pair.a)
-            // A peer that never answers: nothing is ever acknowledged, so the connection's 4 MiB channel queue fills
-            // (64 messages of 64 KiB) and the next 3 stay in the driver's queue.
+            // A peer that never answers: nothing is ever acknowledged, so the connection's 32 MiB channel queue fills
+            // (512 messages of 64 KiB) and the next 3 stay in the driver's queue.
             var random = ChaChaRandomGenerator(seed: 77)
             let silent = Identity(using: &random).agreementKey.publicKey
             try await pair.a.addPeer(
@@ -168,10 +168,10 @@ struct OutboundQueueTests {
                     macSecret: SecureBytes(count: 32, using: &random)))
             let connection = try await pair.a.connect(to: silent, at: NetworkAddress(ipv4: 127, 0, 0, 1, port: 9))
             let size = 64 * 1024
-            for index in 0..<(64 + 3) {
+            for index in 0..<(512 + 3) {
                 try await pair.a.enqueue(Self.numbered(index, padding: size - 8), on: ChannelID(4), to: connection)
             }
-            // Once the channel's window is full the last 3 stay held. (The first 67 may have waited briefly for the
+            // Once the channel's window is full the last 3 stay held. (The first 515 may have waited briefly for the
             // event loop to take earlier ones.)
             var filled = try await pair.a.statistics()
             for _ in 0..<250 where filled.sendsSuspended == 0 || filled.outboundMessagesHeld != 3 {
@@ -181,14 +181,14 @@ struct OutboundQueueTests {
             #expect(filled.sendsSuspended == 1 && filled.outboundMessagesHeld == 3)
             let waitsBefore = filled.queueWaits
             let waiting = Task {
-                try await pair.a.enqueue(Self.numbered(67, padding: size - 8), on: ChannelID(4), to: connection)
+                try await pair.a.enqueue(Self.numbered(515, padding: size - 8), on: ChannelID(4), to: connection)
             }
             var statistics = try await pair.a.statistics()
             for _ in 0..<250 where statistics.queueWaits == waitsBefore {
                 try await Task.sleep(for: .milliseconds(20))
                 statistics = try await pair.a.statistics()
             }
-            #expect(statistics.queueWaits == waitsBefore + 1, "the 68th sender did not wait")
+            #expect(statistics.queueWaits == waitsBefore + 1, "the 516th sender did not wait")
             #expect(statistics.outboundMessagesHeld == 3)
             try await pair.a.perform { endpoint, now in
                 endpoint.close(connection, code: .noError, reason: "test", now: now)
@@ -207,7 +207,7 @@ struct OutboundQueueTests {
                 unsent
                     == UnsentMessages(
                         connection: connection, peer: silent, channel: ChannelID(4), count: 3, bytes: 3 * size))
-            #expect(undelivered?.count == 64)
+            #expect(undelivered?.count == 512)
             statistics = try await pair.a.statistics()
             #expect(statistics.messagesUnsent == 3)
             #expect(statistics.bytesUnsent == 3 * size)

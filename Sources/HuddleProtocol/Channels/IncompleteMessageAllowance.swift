@@ -1,6 +1,6 @@
 /// The sender's side of the peer's incomplete-message limit, shared by all ``SendChannel``s of one connection.
 ///
-/// A receiver refuses a 17th incomplete message per connection (``ProtocolLimits/maxIncompleteMessagesPerConnection``,
+/// A receiver refuses a 257th incomplete message per connection (``ProtocolLimits/maxIncompleteMessagesPerConnection``,
 /// ``ReassemblyBudget``). A message can only be incomplete at the receiver if it was sent in more than one fragment, so
 /// a ``SendChannel`` takes a slot here before it sends the first fragment that does not carry its whole message, and
 /// gives it back when every byte of that message is acknowledged (the receiver then holds it complete). The number of

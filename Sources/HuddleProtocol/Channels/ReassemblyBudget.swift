@@ -19,8 +19,9 @@
 public struct ReassemblyBudget: Sendable {
     /// The most incomplete messages held at once (default ``ProtocolLimits/maxIncompleteMessagesPerConnection``).
     public let maxIncompleteMessages: Int
-    /// The most bytes buffered at once (default ``ProtocolLimits/maxReassemblyBytesPerConnection``).
-    public let maxBytes: Int
+    /// The most bytes buffered at once (default ``ProtocolLimits/maxReassemblyBytesPerConnection``); it only grows,
+    /// with the receive window (``raiseMaxBytes(to:)``).
+    public private(set) var maxBytes: Int
     /// Messages with some but not all of their bytes received.
     public private(set) var incompleteMessages = 0
     /// The total length of all admitted messages that are not yet deliverable.
@@ -46,6 +47,11 @@ public struct ReassemblyBudget: Sendable {
     /// everything already released plus the whole byte budget. A receiver that wants the application to pace the
     /// sender advertises less (released bytes the application has consumed, plus ``maxBytes``).
     public var largestSafeFlowControlLimit: UInt64 { releasedBytes + UInt64(maxBytes) }
+
+    /// Raises ``maxBytes`` to `bytes` (never lowers it): the receiver is about to advertise a larger window.
+    mutating func raiseMaxBytes(to bytes: Int) {
+        maxBytes = max(maxBytes, bytes)
+    }
 
     /// Admits a new message of `totalLength` bytes, incomplete or not, or throws and changes nothing.
     mutating func admit(totalLength: Int, incomplete: Bool) throws(ProtocolError) {

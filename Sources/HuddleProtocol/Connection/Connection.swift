@@ -103,6 +103,11 @@ public struct Connection {
     var advertisedMaxData: UInt64
     /// Message bytes the application has taken.
     var consumedBytes: UInt64 = 0
+    /// When the receive window was last considered for an update (the arrival time of the packet then).
+    var lastWindowUpdateAt: Instant?
+    /// The largest the receive window may grow to: ``ProtocolLimits/maxReceiveWindowPerConnection``, lowered by the
+    /// endpoint while its connections together reach ``ProtocolLimits/maxReceiveWindowGrowthPerEndpoint``.
+    var receiveWindowCeiling = ProtocolLimits.maxReceiveWindowPerConnection
     var maxDataPending = false
     var datagrams = Deque<(ChannelID, [UInt8])>()
     var packetsSinceBulk = 0
@@ -250,9 +255,33 @@ public struct Connection {
 
     // MARK: - Flow control
 
+    /// The receive window: the flow-control credit this side advertises beyond what the application consumed, and the
+    /// reassembly byte budget that backs it. Starts at ``ProtocolLimits/maxReassemblyBytesPerConnection`` and only
+    /// grows (auto-tuning), up to ``receiveWindowCeiling``.
+    public var receiveWindow: Int { reassembly.maxBytes }
+
+    /// Counts `bytes` the application took and, once a quarter of the window was consumed since the last MAX_DATA,
+    /// advertises a new limit (consumed + window).
+    ///
+    /// Auto-tuning (as Chromium's QUIC does): when that quarter was consumed in less than half a smoothed RTT, the
+    /// sender is held by the window (a window-limited sender delivers a quarter window in a quarter RTT; one limited
+    /// by the path or by its application takes longer), so the window doubles, up to ``receiveWindowCeiling``. A
+    /// slow application never grows it: the window only says how much this side is prepared to buffer for a fast
+    /// one. The time is the arrival of the latest packet (the core reads no clock; messages are taken right after
+    /// their packets arrive).
     private mutating func consumed(_ bytes: Int) {
         consumedBytes += UInt64(bytes)
-        let window = UInt64(reassembly.maxBytes)
+        var window = UInt64(reassembly.maxBytes)
+        guard consumedBytes + window >= advertisedMaxData + window / 4 else { return }
+        if let last = lastWindowUpdateAt, lastReceivedAt - last < rtt.smoothed / 2 {
+            let grown = min(window * 2, UInt64(max(receiveWindowCeiling, reassembly.maxBytes)))
+            if grown > window {
+                window = grown
+                reassembly.raiseMaxBytes(to: Int(window))
+                statistics.receiveWindowIncreases += 1
+            }
+        }
+        lastWindowUpdateAt = lastReceivedAt
         let proposed = min(consumedBytes + window, reassembly.largestSafeFlowControlLimit)
         if proposed >= advertisedMaxData + window / 4 {
             advertisedMaxData = proposed

@@ -20,4 +20,6 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var datagramsDropped = 0
     /// Completed handshakes (the first one and every rekey).
     public var handshakes = 0
+    /// Times the receive window doubled (flow-control auto-tuning).
+    public var receiveWindowIncreases = 0
 }

@@ -32,6 +32,9 @@ public struct Endpoint {
     var outbox = Deque<(NetworkAddress, [UInt8])>()
     var transmitCursor = 0
     var eventCursor = 0
+    /// How far the receive windows of all connections have grown beyond their initial size, together; at most
+    /// ``ProtocolLimits/maxReceiveWindowGrowthPerEndpoint``.
+    public private(set) var receiveWindowGrowth = 0
     var cookieJar = CookieJar()
     var loadWindowStart = Instant.zero
     var initiationsInWindow = 0
@@ -194,6 +197,7 @@ public struct Endpoint {
     mutating func removeConnection(_ id: ConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         connectionOrder.removeAll { $0 == id }
+        receiveWindowGrowth -= connection.receiveWindow - ProtocolLimits.maxReassemblyBytesPerConnection
         // Only the peer's current connection: a replaced, drained one must not forget a peer that came back.
         if connectionByPeer[connection.peer] == id {
             connectionByPeer[connection.peer] = nil
@@ -215,7 +219,14 @@ public struct Endpoint {
         for step in 0..<count {
             let id = connectionOrder[(eventCursor + step) % count]
             let slot = connections.slot(of: id)!
-            guard let event = connections.slots[slot]!.pollEvent() else { continue }
+            // The node-wide bound on grown receive windows: this connection may grow into what is left of it.
+            let window = connections.slots[slot]!.receiveWindow
+            connections.slots[slot]!.receiveWindowCeiling = min(
+                ProtocolLimits.maxReceiveWindowPerConnection,
+                window + ProtocolLimits.maxReceiveWindowGrowthPerEndpoint - receiveWindowGrowth)
+            let polled = connections.slots[slot]!.pollEvent()
+            receiveWindowGrowth += connections.slots[slot]!.receiveWindow - window
+            guard let event = polled else { continue }
             eventCursor = (eventCursor + step) % count
             let peer = connections.withConnection(in: slot) { $0.peer }
             switch event {

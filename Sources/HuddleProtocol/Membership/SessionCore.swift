@@ -221,7 +221,7 @@ public struct SessionCore: Sendable {
             switch action {
             case .send(let bytes, let peer):
                 guard let id = endpoint.connectionID(for: peer) else { continue }
-                // A full control queue (4 MiB of membership messages) means the peer stopped reading; the
+                // A full control queue (32 MiB of membership messages) means the peer stopped reading; the
                 // connection's own timeouts will close it.
                 _ = try? endpoint.send(bytes, on: MembershipMessage.channel, to: id)
             case .authorize(let credentials):

@@ -5,7 +5,6 @@ import Testing
 @Suite("Receive channel")
 struct ReceiveChannelTests {
     static let channel = ChannelID(0)
-    static let kib128 = 128 * 1024
 
     static func violation(_ violation: ProtocolViolation) -> ProtocolError { .protocolViolation(violation) }
 
@@ -117,59 +116,59 @@ struct ReceiveChannelTests {
         #expect(receiver.drainDelivered().count == 1 && receiver.bufferedMessages == 2)
     }
 
-    @Test("16 messages open with only their last fragment fill 2 MiB; a 17th is refused (D7)")
-    func sixteenOpenMessages() throws {
-        #expect(ProtocolLimits.maxIncompleteMessagesPerConnection == 16)
+    @Test("256 messages open with only their last fragment fill 2 MiB; a 257th is refused (D7)")
+    func fullIncompleteBudget() throws {
+        #expect(ProtocolLimits.maxIncompleteMessagesPerConnection == 256)
         #expect(ProtocolLimits.maxReassemblyBytesPerConnection == 2 * 1024 * 1024)
         // Two channels of one connection share the budget.
         var first = ReceiveChannel(channel: ChannelID(1))
         var second = ReceiveChannel(channel: ChannelID(2))
         var budget = ReassemblyBudget()
-        for sequence in 0..<UInt64(8) {
+        for sequence in 0..<UInt64(128) {
             try first.receive(
-                Self.lastFragment(channel: ChannelID(1), sequence: sequence, totalLength: Self.kib128, length: 1168),
+                Self.lastFragment(channel: ChannelID(1), sequence: sequence, totalLength: 8192, length: 1168),
                 budget: &budget)
             try second.receive(
-                Self.lastFragment(channel: ChannelID(2), sequence: sequence, totalLength: Self.kib128, length: 1168),
+                Self.lastFragment(channel: ChannelID(2), sequence: sequence, totalLength: 8192, length: 1168),
                 budget: &budget)
         }
-        #expect(budget.incompleteMessages == 16 && budget.bufferedBytes == 2 * 1024 * 1024)
+        #expect(budget.incompleteMessages == 256 && budget.bufferedBytes == 2 * 1024 * 1024)
         #expect(first.bufferedBytes + second.bufferedBytes == budget.bufferedBytes)
-        #expect(throws: Self.violation(.reassemblyBudgetExceeded(limit: 16))) {
+        #expect(throws: Self.violation(.reassemblyBudgetExceeded(limit: 256))) {
             try first.receive(
-                Self.lastFragment(channel: ChannelID(1), sequence: 8, totalLength: 2), budget: &budget)
+                Self.lastFragment(channel: ChannelID(1), sequence: 128, totalLength: 2), budget: &budget)
         }
         #expect(throws: Self.violation(.reassemblyBudgetExceeded(limit: 2 * 1024 * 1024))) {
             try first.receive(
-                Self.lastFragment(channel: ChannelID(1), sequence: 8, totalLength: 1), budget: &budget)
+                Self.lastFragment(channel: ChannelID(1), sequence: 128, totalLength: 1), budget: &budget)
         }
-        #expect(budget.incompleteMessages == 16 && budget.bufferedBytes == 2 * 1024 * 1024)
+        #expect(budget.incompleteMessages == 256 && budget.bufferedBytes == 2 * 1024 * 1024)
         // A fragment of an already open message still goes in.
         try first.receive(
-            Self.lastFragment(channel: ChannelID(1), sequence: 3, totalLength: Self.kib128, length: 2000),
+            Self.lastFragment(channel: ChannelID(1), sequence: 3, totalLength: 8192, length: 2000),
             budget: &budget)
-        #expect(budget.incompleteMessages == 16)
+        #expect(budget.incompleteMessages == 256)
     }
 
-    @Test("The 17th incomplete tiny message is refused even with bytes to spare")
+    @Test("The 257th incomplete tiny message is refused even with bytes to spare")
     func incompleteCountLimit() throws {
         var receiver = ReceiveChannel(channel: Self.channel)
         var budget = ReassemblyBudget()
-        for sequence in 0..<UInt64(16) {
+        for sequence in 0..<UInt64(256) {
             try receiver.receive(Self.lastFragment(sequence: sequence, totalLength: 2), budget: &budget)
         }
-        #expect(budget.incompleteMessages == 16 && budget.bufferedBytes == 32)
-        #expect(throws: Self.violation(.reassemblyBudgetExceeded(limit: 16))) {
-            try receiver.receive(Self.lastFragment(sequence: 16, totalLength: 2), budget: &budget)
+        #expect(budget.incompleteMessages == 256 && budget.bufferedBytes == 512)
+        #expect(throws: Self.violation(.reassemblyBudgetExceeded(limit: 256))) {
+            try receiver.receive(Self.lastFragment(sequence: 256, totalLength: 2), budget: &budget)
         }
         // Whole messages are not incomplete: they still fit.
-        try receiver.receive(Self.lastFragment(sequence: 16, totalLength: 2, length: 2), budget: &budget)
+        try receiver.receive(Self.lastFragment(sequence: 256, totalLength: 2, length: 2), budget: &budget)
         // Completing message 0 frees a slot.
         try receiver.receive(
             ChannelTestFragment(sequence: 0, offset: 0, totalLength: 2, data: [0xAB]), budget: &budget)
-        #expect(budget.incompleteMessages == 15)
-        try receiver.receive(Self.lastFragment(sequence: 17, totalLength: 2), budget: &budget)
-        #expect(budget.incompleteMessages == 16)
+        #expect(budget.incompleteMessages == 255)
+        try receiver.receive(Self.lastFragment(sequence: 257, totalLength: 2), budget: &budget)
+        #expect(budget.incompleteMessages == 256)
         #expect(receiver.drainDelivered() == [[0xAB, 0xAB]])
     }
 

@@ -43,18 +43,18 @@ struct SendChannelTests {
         #expect(sender.queuedBytes == WireLimits.maxMessageSize)
     }
 
-    @Test("Exactly 4 MiB may be queued; one byte more is queueFull until an acknowledgment frees room")
+    @Test("Exactly 32 MiB may be queued; one byte more is queueFull until an acknowledgment frees room")
     func queuedBytesLimit() throws {
-        #expect(ProtocolLimits.maxQueuedBytesPerChannel == 4 * 1024 * 1024)
+        #expect(ProtocolLimits.maxQueuedBytesPerChannel == 32 * 1024 * 1024)
         var sender = SendChannel(channel: Self.channel)
         let big = [UInt8](repeating: 7, count: WireLimits.maxMessageSize)
-        for _ in 0..<16 { _ = try sender.enqueue(big) }
+        for _ in 0..<128 { _ = try sender.enqueue(big) }
         #expect(sender.queuedBytes == ProtocolLimits.maxQueuedBytesPerChannel)
         #expect(throws: ProtocolError.queueFull(limit: ProtocolLimits.maxQueuedBytesPerChannel)) {
             try sender.enqueue([1])
         }
-        #expect(sender.nextSequence.rawValue == 16, "a refused message takes no sequence number")
-        #expect(try sender.enqueue([]).rawValue == 16, "an empty message still fits")
+        #expect(sender.nextSequence.rawValue == 128, "a refused message takes no sequence number")
+        #expect(try sender.enqueue([]).rawValue == 128, "an empty message still fits")
 
         var allowance = IncompleteMessageAllowance()
         var credit = UInt64.max
@@ -63,7 +63,7 @@ struct SendChannelTests {
         #expect(first.isWholeMessage && first.sequence.rawValue == 0)
         sender.onAcknowledged(first, incompleteMessages: &allowance)
         #expect(sender.queuedBytes == ProtocolLimits.maxQueuedBytesPerChannel - big.count)
-        #expect(try sender.enqueue([1]).rawValue == 17)
+        #expect(try sender.enqueue([1]).rawValue == 129)
     }
 
     @Test("1025 outstanding sequences are accepted, the 1026th is queueFull (never trips the peer's gap check)")
@@ -244,13 +244,13 @@ struct SendChannelTests {
         #expect(sender.drainCompleted() == [1] && sender.isIdle)
     }
 
-    @Test("A 17th message cannot be split while 16 split messages are unacknowledged; whole messages still go")
+    @Test("Under an allowance of 16, a 17th message cannot be split while 16 split messages are unacknowledged")
     func incompleteMessageAllowance() throws {
         var sender = SendChannel(channel: Self.channel)
         for index in 0..<17 { _ = try sender.enqueue(channelTestMessage(length: 200, seed: UInt64(index))) }
         _ = try sender.enqueue([1, 2, 3])
-        var allowance = IncompleteMessageAllowance()
-        #expect(allowance.limit == 16)
+        #expect(IncompleteMessageAllowance().limit == ProtocolLimits.maxIncompleteMessagesPerConnection)
+        var allowance = IncompleteMessageAllowance(limit: 16)
         var credit = UInt64.max
         var firstHalves: [FragmentRecord] = []
         for _ in 0..<32 {
