@@ -51,12 +51,15 @@ struct FlowControlTuningTests {
                         != nil
                     {}
                 }
-                while let (_, datagram) = a.pollTransmit(now: now) { inFlight.append((now + oneWayDelay, true, datagram)) }
+                while let (_, datagram) = a.pollTransmit(now: now) {
+                    inFlight.append((now + oneWayDelay, true, datagram))
+                }
                 while let (_, datagram) = b.pollTransmit(now: now) {
                     inFlight.append((now + oneWayDelay, false, datagram))
                 }
                 var next = min(now + .milliseconds(10), end)
-                for candidate in [a.nextDeadline, b.nextDeadline, head < inFlight.count ? inFlight[head].arrival : nil] {
+                for candidate in [a.nextDeadline, b.nextDeadline, head < inFlight.count ? inFlight[head].arrival : nil]
+                {
                     if let candidate, candidate > now, candidate < next { next = candidate }
                 }
                 if let readRate {
