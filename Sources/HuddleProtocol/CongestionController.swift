@@ -1,7 +1,7 @@
 /// A congestion controller: decides how many bytes may be in flight. The connection reports sends,
 /// acknowledgements and losses; the controller answers with ``congestionWindow``.
 ///
-/// Implementations: ``NewReno`` (RFC 9002 §7) and ``Cubic`` (RFC 9438, the default).
+/// Implementations: ``Bbr`` (delivery-rate based, the default), ``Cubic`` (RFC 9438) and ``NewReno`` (RFC 9002 §7).
 public protocol CongestionController: Sendable {
     /// Bytes that may be in flight now.
     var congestionWindow: Int { get }
@@ -25,6 +25,24 @@ public protocol CongestionController: Sendable {
     /// as if it had never happened (Linux's and quinn's undo), unless the window has since grown past it. Does
     /// nothing when no state is saved (after persistent congestion, or a second call).
     mutating func onSpuriousCongestionEvent()
+
+    /// After every ACK that yields a delivery-rate sample, once the other callbacks for that ACK have run:
+    /// `bytesInFlight` is what is in flight after it. Window-based controllers ignore it (the default).
+    mutating func onDeliverySample(_ sample: DeliveryRateSample, bytesInFlight: Int, rtt: RTTEstimator, now: Instant)
+
+    /// The rate, in bytes per second, at which the ``Pacer`` releases packets. The default is RFC 9002 §7.7's
+    /// 1.25 × window / smoothed RTT, so pacing never limits a window-limited sender.
+    func pacingRate(smoothedRTT: Duration) -> Double
+}
+
+extension CongestionController {
+    public mutating func onDeliverySample(
+        _ sample: DeliveryRateSample, bytesInFlight: Int, rtt: RTTEstimator, now: Instant
+    ) {}
+
+    public func pacingRate(smoothedRTT: Duration) -> Double {
+        Pacer.rateMultiplier * Double(congestionWindow) / (max(Double(smoothedRTT.nanoseconds), 1_000) / 1e9)
+    }
 }
 
 /// Window sizes shared by the controllers, from RFC 9002 §7.2.

@@ -20,11 +20,22 @@ public struct Pacer: Sendable {
         tokens = Double(Self.burstDatagrams * maxDatagramSize)
     }
 
-    /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent.
+    /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent, pacing at RFC
+    /// 9002's 1.25 × `congestionWindow` / `smoothedRTT`.
     public mutating func earliestSendTime(
         bytes: Int, congestionWindow: Int, smoothedRTT: Duration, now: Instant
     ) -> Instant? {
         let rate = bytesPerNanosecond(congestionWindow: congestionWindow, smoothedRTT: smoothedRTT)
+        return earliestSendTime(bytes: bytes, bytesPerSecond: rate * 1e9, congestionWindow: congestionWindow, now: now)
+    }
+
+    /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent, pacing at
+    /// `bytesPerSecond` (a controller's ``CongestionController/pacingRate(smoothedRTT:)``); the bucket holds at most
+    /// ``burstDatagrams`` datagrams and never more than `congestionWindow`.
+    public mutating func earliestSendTime(
+        bytes: Int, bytesPerSecond: Double, congestionWindow: Int, now: Instant
+    ) -> Instant? {
+        let rate = max(bytesPerSecond / 1e9, 1e-6)
         refill(rate: rate, congestionWindow: congestionWindow, now: now)
         let needed = Double(bytes) - tokens
         guard needed > 0 else { return nil }

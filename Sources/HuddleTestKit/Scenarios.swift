@@ -33,21 +33,21 @@ public enum Scenarios {
 
     /// Measurement profiles (issue 13), run only when named: goodput over wide-area paths, to compare congestion
     /// and flow control against the link's capacity. `wan-P`: 100 Mbit/s, 40 ms round trip, a one-BDP drop-tail
-    /// queue and P % random loss each way, 32 MiB of bulk data; `lfn`: 1 Gbit/s, 100 ms round trip, 64 MiB. Every
+    /// queue and P % random loss each way, 64 MiB of bulk data; `lfn`: 1 Gbit/s, 100 ms round trip, 1 GiB. Every
     /// checker stays on; `huddle-sim --scenario wan-5 --seeds 1-3` prints the goodput.
     public static let measurements: [Scenario] =
         [0, 1, 2, 5, 10].map { percent in
             transfer(
-                "wan-\(percent)", "100 Mbit/s x 40 ms, \(percent) % random loss each way, 32 MiB [issue 13]",
-                TransferScenario(bulkBytes: 32 * 1024 * 1024) { _ in
+                "wan-\(percent)", "100 Mbit/s x 40 ms, \(percent) % random loss each way, 64 MiB [issue 13]",
+                TransferScenario(bulkBytes: 64 * 1024 * 1024) { _ in
                     LinkConditions(
                         latency: .milliseconds(20), lossRate: Double(percent) / 100, bandwidth: 12_500_000,
                         queueLimit: 500_000)
                 })
         } + [
             transfer(
-                "lfn", "1 Gbit/s x 100 ms, no loss, 64 MiB: limited by flow control [issue 13]",
-                TransferScenario(bulkBytes: 64 * 1024 * 1024) { _ in
+                "lfn", "1 Gbit/s x 100 ms, no loss, 1 GiB: needs a 12.5 MB window [issue 13]",
+                TransferScenario(bulkBytes: 1024 * 1024 * 1024) { _ in
                     LinkConditions(latency: .milliseconds(50), bandwidth: 125_000_000, queueLimit: 12_500_000)
                 })
         ]

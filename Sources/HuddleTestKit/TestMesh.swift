@@ -20,7 +20,7 @@ public enum TestMesh {
             var endpointConfiguration = EndpointConfiguration(
                 identity: identity, prologue: prologue,
                 wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
-            endpointConfiguration.connection = configuration
+            endpointConfiguration.connection = SimulationSettings.applied(to: configuration)
             var endpoint = Endpoint(
                 configuration: endpointConfiguration,
                 generator: ChaChaRandomGenerator(seed: seed &* 31 &+ UInt64(index)))

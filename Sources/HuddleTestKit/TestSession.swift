@@ -39,7 +39,7 @@ public struct TestSession {
         var endpointConfiguration = EndpointConfiguration(
             identity: identities[index], prologue: TestMesh.prologue,
             wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
-        endpointConfiguration.connection = configuration
+        endpointConfiguration.connection = SimulationSettings.applied(to: configuration)
         return Endpoint(
             configuration: endpointConfiguration,
             generator: ChaChaRandomGenerator(seed: seed &* 131 &+ UInt64(index) &+ incarnation &* 0x9E37_79B9))

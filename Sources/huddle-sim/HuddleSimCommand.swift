@@ -1,4 +1,5 @@
 import ArgumentParser
+import HuddleProtocol
 import HuddleTestKit
 
 #if canImport(Glibc)
@@ -29,6 +30,12 @@ struct HuddleSimCommand: ParsableCommand {
     @Flag(help: "List the scenarios and exit.")
     var list = false
 
+    @Option(
+        help:
+            "Congestion controller for every simulated connection: bbr, cubic or newreno (default: each scenario's own, BBR)."
+    )
+    var congestion: ConnectionConfiguration.CongestionControl?
+
     func run() throws {
         setvbuf(stdout, nil, _IOLBF, 0)
         if list {
@@ -51,7 +58,9 @@ struct HuddleSimCommand: ParsableCommand {
         }
         var failed = false
         for scenario in selected {
-            let report = ScenarioReport.run(scenario, seeds: range)
+            let report = SimulationSettings.$congestionControl.withValue(congestion) {
+                ScenarioReport.run(scenario, seeds: range)
+            }
             print(json ? report.json : report.line)
             if let failure = report.failure {
                 failed = true
@@ -65,3 +74,5 @@ struct HuddleSimCommand: ParsableCommand {
 extension String {
     func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
+
+extension ConnectionConfiguration.CongestionControl: ExpressibleByArgument {}

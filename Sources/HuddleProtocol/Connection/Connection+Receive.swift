@@ -111,6 +111,9 @@ extension Connection {
         if let sentTime = result.latestAcknowledgedSentTime, result.acknowledgedBytesInFlight > 0 {
             congestion.onAcknowledged(bytes: result.acknowledgedBytesInFlight, sentTime: sentTime, rtt: rtt, now: now)
         }
+        if let sample = result.deliverySample {
+            congestion.onDeliverySample(sample, bytesInFlight: sentPackets.bytesInFlight, rtt: rtt, now: now)
+        }
         // Only channels with newly acknowledged fragments can have completed messages; remember the span of their
         // positions (ascending positions are ascending channel numbers) instead of visiting every channel.
         var lowestTouched = Int.max

@@ -44,10 +44,20 @@ extension Connection {
             channels: sendChannels.channels, hasCredit: peerMaxData > creditUsed)
         var mayElicit =
             somethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
+        if !somethingToSend, sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow,
+            !Self.somethingToSend(
+                controlPending: false, datagrams: datagrams, channels: sendChannels.channels, hasCredit: true)
+        {
+            // Room in the window and no data at all to fill it: rate samples now measure the application, not the
+            // path. (A sender held by the peer's flow-control credit is not application-limited: like Linux's
+            // receive-window limit, its samples still count.)
+            sentPackets.onApplicationLimited()
+        }
         pacerReleaseAt = nil
         if mayElicit && !probing,
             let release = pacer.earliestSendTime(
-                bytes: datagramSize, congestionWindow: congestion.congestionWindow, smoothedRTT: rtt.smoothed, now: now)
+                bytes: datagramSize, bytesPerSecond: congestion.pacingRate(smoothedRTT: rtt.smoothed),
+                congestionWindow: congestion.congestionWindow, now: now)
         {
             pacerReleaseAt = release
             mayElicit = false

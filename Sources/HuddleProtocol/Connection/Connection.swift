@@ -141,6 +141,11 @@ public struct Connection {
         self.address = address
         self.configuration = configuration
         switch configuration.congestionControl {
+        case .bbr:
+            // The peer's key and the connection number seed the probing phase: flows from different senders, or to
+            // different peers, do not probe in step.
+            let seed = peer.bytes.prefix(8).reduce(id.rawValue) { $0 &* 257 &+ UInt64($1) }
+            congestion = Bbr(maxDatagramSize: configuration.maxDatagramSize, seed: seed)
         case .cubic: congestion = Cubic(maxDatagramSize: configuration.maxDatagramSize)
         case .newReno: congestion = NewReno(maxDatagramSize: configuration.maxDatagramSize)
         }

@@ -1,11 +1,14 @@
 /// The tunables of one connection. Defaults follow WireGuard's timers and QUIC's recovery constants.
 public struct ConnectionConfiguration: Sendable, Hashable {
     /// Which congestion controller a connection uses.
-    public enum CongestionControl: Sendable, Hashable {
-        /// RFC 9438 CUBIC (the default).
+    public enum CongestionControl: String, Sendable, Hashable, CaseIterable {
+        /// Delivery-rate based, modelled on BBR (``Bbr``; the default): paces at the measured bottleneck bandwidth,
+        /// so random loss does not collapse the rate.
+        case bbr
+        /// RFC 9438 CUBIC.
         case cubic
         /// RFC 9002 NewReno.
-        case newReno
+        case newReno = "newreno"
     }
 
     /// The largest UDP payload sent (1200 bytes, QUIC's safe minimum, by default).
@@ -15,7 +18,7 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// After receiving without sending for this long, a connection sends a keepalive.
     public var keepaliveInterval: Duration = .seconds(10)
     /// The congestion controller.
-    public var congestionControl: CongestionControl = .cubic
+    public var congestionControl: CongestionControl = .bbr
     /// A keypair older than this is replaced by a new handshake (WireGuard's REKEY_AFTER_TIME).
     public var rekeyAfterTime: Duration = .seconds(120)
     /// A keypair older than this is never used again (WireGuard's REJECT_AFTER_TIME).

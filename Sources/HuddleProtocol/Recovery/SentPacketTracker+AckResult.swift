@@ -29,6 +29,10 @@ extension SentPacketTracker {
         /// `CongestionController.onSpuriousCongestionEvent()` to undo the reduction, before handling ``loss``.
         public internal(set) var recoveryWasSpurious = false
 
+        /// The delivery-rate sample this ACK gave (taken after its losses were counted), or `nil` when it
+        /// acknowledged nothing new in flight or its interval was shorter than the minimum RTT.
+        public internal(set) var deliverySample: DeliveryRateSample?
+
         /// An empty result.
         public init() {}
 

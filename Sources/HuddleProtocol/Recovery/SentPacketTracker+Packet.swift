@@ -13,10 +13,13 @@ extension SentPacketTracker {
         public let inFlight: Bool
         /// What the connection stored with the packet, such as its frames to retransmit on loss.
         public let record: Record
+        /// The delivery-rate state when the packet was sent (``DeliveryRateEstimator``).
+        public let delivery: DeliverySnapshot
 
         /// Describes a sent packet.
         public init(
-            packetNumber: UInt64, bytes: Int, sentTime: Instant, ackEliciting: Bool, inFlight: Bool, record: Record
+            packetNumber: UInt64, bytes: Int, sentTime: Instant, ackEliciting: Bool, inFlight: Bool, record: Record,
+            delivery: DeliverySnapshot
         ) {
             self.packetNumber = packetNumber
             self.bytes = bytes
@@ -24,6 +27,7 @@ extension SentPacketTracker {
             self.ackEliciting = ackEliciting
             self.inFlight = inFlight
             self.record = record
+            self.delivery = delivery
         }
     }
 }

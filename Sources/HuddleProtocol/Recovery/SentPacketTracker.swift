@@ -62,6 +62,8 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     private var firstRTTSampleTime: Instant?
     /// Recently lost packets, the adaptive thresholds and the recovery periods, for spurious-loss handling.
     private var spurious = SpuriousLossTracker()
+    /// Delivered and lost totals, stamped on each in-flight packet; every ACK's ``AckResult/deliverySample``.
+    public private(set) var deliveryRate = DeliveryRateEstimator()
 
     /// The largest packet number sent, or `nil` before the first packet.
     public private(set) var largestSent: UInt64?
@@ -145,9 +147,12 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         largestSent = packetNumber
         lastSentTime = now
 
+        let delivery =
+            inFlight
+            ? deliveryRate.onSending(bytes: bytes, bytesInFlight: bytesInFlight, now: now) : .initial(at: now)
         let packet = Packet(
             packetNumber: packetNumber, bytes: bytes, sentTime: now, ackEliciting: ackEliciting,
-            inFlight: inFlight, record: record)
+            inFlight: inFlight, record: record, delivery: delivery)
         slots.append(Slot(packetNumber: packetNumber, state: .outstanding(packet)))
         if inFlight {
             bytesInFlight += bytes
@@ -199,6 +204,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         result.loss = LossEvent()
         result.spuriousLosses = 0
         result.recoveryWasSpurious = false
+        result.deliverySample = nil
         let previousLargestAcknowledged = largestAcknowledged
         let largestGrew = largestAcknowledged.map { frame.largestAcknowledged > $0 } ?? true
         if largestGrew {
@@ -216,6 +222,8 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
                     if packet.inFlight {
                         result.acknowledgedBytesInFlight += packet.bytes
                         result.latestAcknowledgedSentTime = packet.sentTime
+                        deliveryRate.onAcknowledged(
+                            bytes: packet.bytes, sentTime: packet.sentTime, snapshot: packet.delivery, now: now)
                     }
                 }
                 index += 1
@@ -250,8 +258,16 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         result.spuriousLosses = outcome.spuriousLosses
         result.recoveryWasSpurious = outcome.recoveryWasSpurious
         result.loss = detectLostPackets(now: now, rtt: rtt)
+        // After loss detection, so the sample counts this ACK's losses too.
+        result.deliverySample = deliveryRate.takeSample(minRTT: rtt.hasSample ? rtt.minimum : nil)
         probeTimeoutCount = 0
         compact()
+    }
+
+    /// The sender had nothing to send while its congestion window had room: delivery-rate samples are marked
+    /// application-limited until what is in flight now is delivered (they measure the application, not the path).
+    public mutating func onApplicationLimited() {
+        deliveryRate.onApplicationLimited(bytesInFlight: bytesInFlight)
     }
 
     /// When the probe timeout fires (RFC 9002 §6.2.1): the send time of the newest ack-eliciting packet plus
@@ -385,6 +401,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             loss.packets.append(packet)
             if packet.inFlight {
                 loss.bytesInFlight += packet.bytes
+                deliveryRate.onLost(bytes: packet.bytes)
                 loss.latestSentTime = Swift.max(loss.latestSentTime ?? packet.sentTime, packet.sentTime)
                 spurious.remember(packet.packetNumber, sentTime: packet.sentTime)
                 if firstLostInFlight == nil { firstLostInFlight = packet.packetNumber }

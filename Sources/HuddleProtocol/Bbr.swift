@@ -1,0 +1,339 @@
+/// A delivery-rate congestion controller modelled on BBR (Cardwell et al.; Linux `tcp_bbr.c`, the IETF BBRv3
+/// draft), Huddle's default: it paces at the path's measured bottleneck bandwidth and keeps about two
+/// bandwidth-delay products in flight, so random loss (Wi-Fi, mobile) does not shrink its rate the way it shrinks a
+/// loss-based window.
+///
+/// The model, from the ``DeliveryRateSample`` of every ACK:
+/// - **bandwidth**: the largest delivery rate over the last ``bandwidthFilterRounds`` round trips (samples marked
+///   application-limited count only when they raise it);
+/// - **minimum RTT**: the smallest RTT sample in the last ``minRTTFilterLength``;
+/// - **background loss**: the loss rate of the path's round trips, a moving average (weight
+///   ``backgroundLossWeight``) over every round;
+/// - **inflight_hi** (BBRv3's loss bound): unset until a round trip shows congestion, then 0.7 × the most that
+///   round had in flight, never below one bandwidth-delay product. A round is congested when it loses more than
+///   ``lossThreshold`` *beyond the background loss* of its data (and at least ``minimumCongestionLossDatagrams``)
+///   **and** shows queueing (the smoothed RTT exceeds the minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
+///   that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst above it.
+///
+/// The state machine:
+/// - **startup**: pacing gain 2.77 (4 ln 2) and window gain 2, until the bandwidth grows less than 25 % in three
+///   round trips that were not application-limited, or a round shows congestion loss;
+/// - **drain**: pacing gain 0.35 until what is in flight is at most one bandwidth-delay product;
+/// - **probeBandwidth**: eight phases of one minimum RTT each, with pacing gains 1.25 (probe up; lasts until the
+///   flight reaches 1.25 BDP or loss appears, at most two minimum RTTs), 0.75 (drain what probing queued; ends early at 1 BDP), then six of
+///   1.0; the first phase is chosen from the seed (never 0.75), so flows sharing a link do not probe in step;
+/// - **probeRTT**: when the minimum RTT is ``minRTTFilterLength`` old, the window drops to half a BDP for
+///   ``probeRTTDuration`` and one round trip, so queues drain and the minimum is measured again.
+///
+/// Window: 2 × BDP (plus ``quantumDatagrams`` datagrams for ACK aggregation) and at most inflight_hi; it grows by
+/// the acknowledged bytes toward that target (so startup doubles it each round trip) and never falls below
+/// ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
+///
+/// Loss still triggers retransmission (RFC 9002 recovery is unchanged); only the rate and window respond differently.
+public struct Bbr: CongestionController {
+    /// Where the controller is in its cycle.
+    public enum Mode: Sendable, Hashable {
+        /// Exponential search for the bottleneck bandwidth.
+        case startup
+        /// Emptying the queue startup built.
+        case drain
+        /// Steady state, cycling through pacing gains; `phase` indexes ``Bbr/probeBandwidthGains``.
+        case probeBandwidth(phase: Int)
+        /// A short low-window period to measure the minimum RTT again.
+        case probeRTT
+    }
+
+    /// Startup's pacing gain, 4 ln 2 (BBRv3's 2.77): doubles the sending rate every round trip.
+    public static let startupPacingGain = 2.77
+    /// Startup's and probeBandwidth's window gain.
+    public static let windowGain = 2.0
+    /// Drain's pacing gain (BBRv3's 0.35).
+    public static let drainPacingGain = 0.35
+    /// probeBandwidth's pacing gains, one phase each.
+    public static let probeBandwidthGains: [Double] = [1.25, 0.75, 1, 1, 1, 1, 1, 1]
+    /// How many round trips the bandwidth filter remembers.
+    public static let bandwidthFilterRounds = 10
+    /// How long a minimum RTT stays valid before probeRTT measures it again.
+    public static let minRTTFilterLength: Duration = .seconds(10)
+    /// How long probeRTT holds the small window (at least one round trip too).
+    public static let probeRTTDuration: Duration = .milliseconds(200)
+    /// The loss rate (lost / (delivered + lost) in one round trip) beyond the background loss above which a round
+    /// with queueing counts as congested: BBRv3's 2 %.
+    public static let lossThreshold = 0.02
+    /// The fewest datagrams a round must lose to count as congested (BBRv3 also waits for several loss events): one
+    /// loss in a ten-packet flight is 10 % but says nothing.
+    public static let minimumCongestionLossDatagrams = 3
+    /// The weight of each round in the background loss average.
+    public static let backgroundLossWeight = 1.0 / 16
+    /// Queueing evidence: the smoothed RTT exceeds the minimum RTT by half of it plus this much.
+    public static let queueingEvidence: Duration = .milliseconds(1)
+    /// inflight_hi after congestion: this fraction of the round's largest flight (BBRv3's beta).
+    public static let lossBeta = 0.7
+    /// Startup ends after this many round trips without 25 % bandwidth growth.
+    public static let fullBandwidthRounds = 3
+    /// The smallest window, in datagrams.
+    public static let minimumWindowDatagrams = 4
+    /// Datagrams added to the window target to absorb ACK aggregation (delayed and stretched ACKs).
+    public static let quantumDatagrams = 4
+    /// Pacing runs this much below the estimate so a queue left by probing drains (BBRv3's 1 %).
+    public static let pacingMargin = 0.01
+
+    /// The largest datagram the connection sends.
+    public let maxDatagramSize: Int
+    public private(set) var congestionWindow: Int
+    /// The current mode.
+    public private(set) var mode: Mode = .startup
+    /// The bandwidth estimate in bytes per second (0 before the first sample).
+    public private(set) var bandwidth: Double = 0
+    /// The minimum RTT estimate (`nil` before the first sample).
+    public private(set) var minRTT: Duration?
+    /// BBRv3's inflight_hi: the most bytes in flight the path carried without congestion loss (`nil`: no bound yet).
+    public private(set) var inflightHigh: Int?
+    /// Round trips counted so far (a round ends when a packet sent after its start is acknowledged).
+    public private(set) var roundCount = 0
+    /// The background loss rate: a moving average of every round trip's loss rate.
+    public private(set) var backgroundLoss = 0.0
+    /// Whether startup found the bottleneck bandwidth.
+    public private(set) var fullBandwidthReached = false
+
+    private var bandwidthFilter: [(round: Int, bytesPerSecond: Double)] = []
+    private var minRTTStamp: Instant?
+    private var nextRoundDelivered = 0
+    private var fullBandwidth: Double = 0
+    private var fullBandwidthCount = 0
+    private var phaseStart: Instant?
+    private var lostInPhase = false
+    private var probeRTTDoneAt: Instant?
+    private var probeRTTRoundDone = false
+    /// This round's statistics, for the loss bound.
+    private var roundStartDelivered = 0
+    private var roundStartLost = 0
+    private var roundMaxRTT: Duration = .zero
+    private var smoothedRTT: Duration = .zero
+    private var roundMaxInflight = 0
+    /// inflight_hi before the last cut, restored if the losses prove spurious.
+    private var inflightHighBeforeCut: Int??
+    private var random: UInt64
+
+    /// A controller at the RFC 9002 initial window; `seed` picks the first probeBandwidth phase (connections use
+    /// their own, so flows sharing a link do not probe in lockstep).
+    public init(maxDatagramSize: Int, seed: UInt64 = 0) {
+        self.maxDatagramSize = maxDatagramSize
+        congestionWindow = CongestionWindowLimits.initialWindow(maxDatagramSize: maxDatagramSize)
+        random = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    }
+
+    public var isInSlowStart: Bool { mode == .startup }
+
+    /// The pacing gain of the current mode.
+    public var pacingGain: Double {
+        switch mode {
+        case .startup: return Self.startupPacingGain
+        case .drain: return Self.drainPacingGain
+        case .probeBandwidth(let phase): return Self.probeBandwidthGains[phase]
+        case .probeRTT: return 1
+        }
+    }
+
+    /// The bandwidth-delay product of the model, or `nil` before both estimates exist.
+    public var bandwidthDelayProduct: Int? {
+        guard bandwidth > 0, let minRTT else { return nil }
+        return Int(bandwidth * Double(minRTT.nanoseconds) / 1e9)
+    }
+
+    public func pacingRate(smoothedRTT: Duration) -> Double {
+        guard bandwidth > 0 else {
+            // No sample yet: the initial window over the RTT we assume, at startup's gain.
+            let seconds = max(Double(smoothedRTT.nanoseconds), 1_000) / 1e9
+            return Self.startupPacingGain * Double(congestionWindow) / seconds
+        }
+        return pacingGain * bandwidth * (1 - Self.pacingMargin)
+    }
+
+    // Window-based callbacks: the model comes from delivery samples instead.
+
+    public mutating func onAcknowledged(bytes: Int, sentTime: Instant, rtt: RTTEstimator, now: Instant) {}
+
+    public mutating func onCongestionEvent(sentTime: Instant, now: Instant) {
+        lostInPhase = true
+    }
+
+    public mutating func onPersistentCongestion(now: Instant) {
+        // Every packet over several probe timeouts was lost: start again from the minimum window (RFC 9002 §7.6);
+        // the model stays, so the window climbs back toward it within round trips.
+        congestionWindow = minimumWindow
+    }
+
+    public mutating func onSpuriousCongestionEvent() {
+        if let saved = inflightHighBeforeCut {
+            inflightHigh = saved
+            inflightHighBeforeCut = nil
+        }
+    }
+
+    public mutating func onDeliverySample(
+        _ sample: DeliveryRateSample, bytesInFlight: Int, rtt: RTTEstimator, now: Instant
+    ) {
+        roundMaxRTT = max(roundMaxRTT, rtt.latest)
+        smoothedRTT = rtt.smoothed
+        roundMaxInflight = max(roundMaxInflight, sample.txInFlight)
+        let roundStarted = sample.priorDelivered >= nextRoundDelivered
+        if roundStarted {
+            endRound(sample: sample, now: now)
+        }
+        updateBandwidth(sample)
+        updateMinRTT(rtt.latest, now: now)
+        if roundStarted, mode == .startup { checkFullBandwidth(sample) }
+        advanceMode(bytesInFlight: bytesInFlight, roundStarted: roundStarted, now: now)
+        updateWindow(acknowledged: sample.newlyAcknowledged)
+    }
+
+    // MARK: - Model
+
+    private var minimumWindow: Int { Self.minimumWindowDatagrams * maxDatagramSize }
+
+    private mutating func endRound(sample: DeliveryRateSample, now: Instant) {
+        roundCount += 1
+        nextRoundDelivered = sample.totalDelivered
+        let delivered = sample.totalDelivered - roundStartDelivered
+        let lost = sample.totalLost - roundStartLost
+        let lossRate = delivered + lost > 0 ? Double(lost) / Double(delivered + lost) : 0
+        // The smoothed RTT, not the round's largest sample: a delayed ACK (up to max_ack_delay) is not a queue, and the
+        // smoothed value has the peer's ACK delay taken out.
+        let queueing = minRTT.map { smoothedRTT > $0 + $0 / 2 + Self.queueingEvidence } ?? false
+        let congested =
+            queueing && lost >= Self.minimumCongestionLossDatagrams * maxDatagramSize
+            && lossRate > backgroundLoss + Self.lossThreshold
+        backgroundLoss += Self.backgroundLossWeight * (lossRate - backgroundLoss)
+        if congested {
+            onCongestedRound()
+        } else if case .probeBandwidth(let phase) = mode, let high = inflightHigh,
+            roundMaxInflight >= high - 2 * maxDatagramSize
+        {
+            // A round that filled inflight_hi without congestion loss: the path carries more, so the bound rises
+            // (doubling while probing up, one datagram per round otherwise).
+            inflightHigh = high + (Self.probeBandwidthGains[phase] > 1 ? high : maxDatagramSize)
+        }
+        roundStartDelivered = sample.totalDelivered
+        roundStartLost = sample.totalLost
+        roundMaxRTT = .zero
+        roundMaxInflight = 0
+    }
+
+    /// A round trip lost more than the threshold while a queue stood: congestion, not random loss.
+    private mutating func onCongestedRound() {
+        inflightHighBeforeCut = .some(inflightHigh)
+        let floor = max(bandwidthDelayProduct ?? minimumWindow, minimumWindow)
+        inflightHigh = max(Int(Self.lossBeta * Double(roundMaxInflight)), floor)
+        if mode == .startup {
+            fullBandwidthReached = true
+        }
+    }
+
+    private mutating func updateBandwidth(_ sample: DeliveryRateSample) {
+        let rate = sample.bytesPerSecond
+        // An application-limited sample only says the path carries at least this much.
+        guard !sample.isApplicationLimited || rate >= bandwidth else { return }
+        bandwidthFilter.removeAll { $0.round <= roundCount - Self.bandwidthFilterRounds }
+        if let last = bandwidthFilter.last, last.round == roundCount {
+            bandwidthFilter[bandwidthFilter.count - 1].bytesPerSecond = max(last.bytesPerSecond, rate)
+        } else {
+            bandwidthFilter.append((roundCount, rate))
+        }
+        bandwidth = bandwidthFilter.reduce(0) { max($0, $1.bytesPerSecond) }
+    }
+
+    private mutating func updateMinRTT(_ sample: Duration, now: Instant) {
+        let expired = minRTTStamp.map { now - $0 > Self.minRTTFilterLength } ?? true
+        if sample > .zero, sample <= (minRTT ?? sample) || (expired && mode == .probeRTT) || minRTT == nil {
+            minRTT = sample
+            minRTTStamp = now
+        }
+    }
+
+    private mutating func checkFullBandwidth(_ sample: DeliveryRateSample) {
+        guard !fullBandwidthReached, !sample.isApplicationLimited else { return }
+        if bandwidth >= fullBandwidth * 1.25 {
+            fullBandwidth = bandwidth
+            fullBandwidthCount = 0
+            return
+        }
+        fullBandwidthCount += 1
+        if fullBandwidthCount >= Self.fullBandwidthRounds { fullBandwidthReached = true }
+    }
+
+    private mutating func advanceMode(bytesInFlight: Int, roundStarted: Bool, now: Instant) {
+        let bdp = bandwidthDelayProduct ?? congestionWindow
+        switch mode {
+        case .startup:
+            if fullBandwidthReached { mode = .drain }
+        case .drain:
+            if bytesInFlight <= bdp { enterProbeBandwidth(now: now) }
+        case .probeBandwidth(let phase):
+            let gain = Self.probeBandwidthGains[phase]
+            let fullLength = phaseStart.map { now - $0 > (minRTT ?? .zero) } ?? true
+            let advance: Bool
+            if gain > 1 {
+                // Probing ends once the flight reached its target or loss appeared, and after two minimum RTTs in
+                // any case: a sender held by flow control never reaches the target.
+                let overdue = phaseStart.map { now - $0 > (minRTT ?? .zero) * 2 } ?? true
+                advance = overdue || fullLength && (lostInPhase || Double(bytesInFlight) >= gain * Double(bdp))
+            } else if gain < 1 {
+                advance = fullLength || bytesInFlight <= bdp
+            } else {
+                advance = fullLength
+            }
+            if advance {
+                mode = .probeBandwidth(phase: (phase + 1) % Self.probeBandwidthGains.count)
+                phaseStart = now
+                lostInPhase = false
+            }
+        case .probeRTT:
+            if probeRTTDoneAt == nil, bytesInFlight <= probeRTTWindow {
+                probeRTTDoneAt = now + Self.probeRTTDuration
+                probeRTTRoundDone = false
+            } else if roundStarted {
+                probeRTTRoundDone = true
+            }
+            if let done = probeRTTDoneAt, probeRTTRoundDone, now >= done {
+                minRTTStamp = now
+                probeRTTDoneAt = nil
+                if fullBandwidthReached { enterProbeBandwidth(now: now) } else { mode = .startup }
+            }
+        }
+        if mode != .probeRTT, let stamp = minRTTStamp, now - stamp > Self.minRTTFilterLength {
+            mode = .probeRTT
+            probeRTTDoneAt = nil
+        }
+    }
+
+    private mutating func enterProbeBandwidth(now: Instant) {
+        // A pseudo-random first phase, never the 0.75 one (xorshift: the core owns no system RNG).
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        var phase = Int(random % UInt64(Self.probeBandwidthGains.count - 1))
+        if phase >= 1 { phase += 1 }
+        mode = .probeBandwidth(phase: phase)
+        phaseStart = now
+        lostInPhase = false
+    }
+
+    private var probeRTTWindow: Int { max((bandwidthDelayProduct ?? congestionWindow) / 2, minimumWindow) }
+
+    private mutating func updateWindow(acknowledged: Int) {
+        guard let bdp = bandwidthDelayProduct else {
+            congestionWindow += acknowledged
+            return
+        }
+        let target = Int(Self.windowGain * Double(bdp)) + Self.quantumDatagrams * maxDatagramSize
+        if fullBandwidthReached {
+            congestionWindow = min(congestionWindow + acknowledged, target)
+        } else if congestionWindow < target {
+            congestionWindow += acknowledged
+        }
+        if let inflightHigh { congestionWindow = min(congestionWindow, inflightHigh) }
+        if mode == .probeRTT { congestionWindow = min(congestionWindow, probeRTTWindow) }
+        congestionWindow = max(congestionWindow, minimumWindow)
+    }
+}

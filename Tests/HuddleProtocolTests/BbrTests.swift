@@ -1,0 +1,187 @@
+import HuddleProtocol
+import Testing
+
+/// The BBR controller's state machine at its edges (issue 13), driven by synthetic delivery-rate samples: one
+/// sample per round trip, each starting a new round.
+@Suite("BBR congestion control")
+struct BbrTests {
+    static let datagram = 1200
+    /// 12.5 MB/s (100 Mbit/s) at 40 ms: a 500 kB bandwidth-delay product.
+    static let bandwidth = 12_500_000.0
+    static let minRTT = Duration.milliseconds(40)
+
+    /// Feeds a controller one round trip at a time.
+    struct Driver {
+        var bbr = Bbr(maxDatagramSize: BbrTests.datagram, seed: 7)
+        var rtt = RTTEstimator()
+        var now = Instant.zero
+        var delivered = 0
+        var lost = 0
+
+        /// One round trip of `rtt` delivering at `bandwidth`, losing `lossRate` of what was sent, with
+        /// `inFlight` bytes in flight after the ACK (default: the controller's window).
+        mutating func round(
+            bandwidth: Double = BbrTests.bandwidth, rtt sample: Duration = BbrTests.minRTT, lossRate: Double = 0,
+            applicationLimited: Bool = false, inFlight: Int? = nil
+        ) {
+            now = now + sample
+            rtt.update(sample: sample, ackDelay: .zero)
+            let bytes = Int(bandwidth * Double(sample.nanoseconds) / 1e9)
+            let prior = delivered
+            delivered += bytes
+            lost += Int(Double(bytes) * lossRate / (1 - lossRate))
+            let flight = inFlight ?? bbr.congestionWindow
+            bbr.onDeliverySample(
+                DeliveryRateSample(
+                    deliveredBytes: bytes, interval: sample, priorDelivered: prior, totalDelivered: delivered,
+                    isApplicationLimited: applicationLimited, txInFlight: flight, lostSinceSend: 0, totalLost: lost,
+                    newlyAcknowledged: bytes),
+                bytesInFlight: flight, rtt: rtt, now: now)
+        }
+
+        /// Runs startup to its end on a clean path and drains to one BDP: the controller is in probeBandwidth.
+        mutating func reachProbeBandwidth() {
+            for _ in 0..<12 { round() }
+            round(inFlight: 400_000)
+        }
+    }
+
+    @Test("Startup doubles the window per round and ends after three rounds without 25 % bandwidth growth")
+    func startupEnds() {
+        var driver = Driver()
+        #expect(driver.bbr.mode == .startup && driver.bbr.isInSlowStart)
+        let initial = driver.bbr.congestionWindow
+        driver.round(bandwidth: 300_000)
+        #expect(driver.bbr.congestionWindow > initial, "startup grows the window by what was acknowledged")
+        var rounds = 1
+        while driver.bbr.mode == .startup && rounds < 20 {
+            driver.round()
+            rounds += 1
+        }
+        // Growth stops at the second sample of the steady bandwidth; three rounds without growth then end startup.
+        #expect(driver.bbr.fullBandwidthReached)
+        #expect(rounds == 5, "rounds in startup: \(rounds)")
+        #expect(driver.bbr.mode == .drain)
+        #expect(abs(driver.bbr.pacingRate(smoothedRTT: Self.minRTT) - 0.35 * 0.99 * Self.bandwidth) < 1)
+        // Drain lasts until the flight is down to one BDP.
+        driver.round(inFlight: 600_000)
+        #expect(driver.bbr.mode == .drain)
+        driver.round(inFlight: 500_000)
+        guard case .probeBandwidth(let phase) = driver.bbr.mode else {
+            Issue.record("not in probeBandwidth: \(driver.bbr.mode)")
+            return
+        }
+        #expect(phase != 1, "probing never starts in the 0.75 phase")
+        #expect(driver.bbr.bandwidthDelayProduct == 500_000)
+        #expect(driver.bbr.congestionWindow == 2 * 500_000 + Bbr.quantumDatagrams * Self.datagram)
+    }
+
+    @Test("Five percent random loss with no queue sets no loss bound and keeps the full rate")
+    func randomLossIgnored() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        for _ in 0..<40 { driver.round(lossRate: 0.05) }
+        #expect(driver.bbr.inflightHigh == nil)
+        #expect(driver.bbr.bandwidth == Self.bandwidth)
+        #expect(driver.bbr.backgroundLoss > 0.03)
+        #expect(driver.bbr.congestionWindow == 2 * 500_000 + Bbr.quantumDatagrams * Self.datagram)
+    }
+
+    @Test("A round losing 10 % while the smoothed RTT shows a queue sets inflight_hi to 0.7 x its flight")
+    func congestionSetsTheBound() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        // A standing queue: RTT samples at twice the minimum raise the smoothed RTT.
+        for _ in 0..<8 { driver.round(bandwidth: Self.bandwidth, rtt: .milliseconds(80), inFlight: 900_000) }
+        #expect(driver.bbr.inflightHigh == nil, "queueing alone is not congestion")
+        driver.round(rtt: .milliseconds(80), inFlight: 900_000)
+        // Each sample ends the round it reports on: this one's 10 % loss makes its round congested.
+        driver.round(rtt: .milliseconds(80), lossRate: 0.10, inFlight: 900_000)
+        #expect(driver.bbr.inflightHigh == 630_000)
+        #expect(driver.bbr.congestionWindow <= 630_000)
+        // A later round that fills the bound without congestion raises it by a datagram.
+        driver.round(rtt: .milliseconds(80), inFlight: 630_000)
+        #expect(driver.bbr.inflightHigh == 631_200)
+        // Losses later proved spurious undo the cut.
+        driver.bbr.onSpuriousCongestionEvent()
+        #expect(driver.bbr.inflightHigh == nil)
+    }
+
+    @Test("Congestion loss in startup ends startup at once")
+    func congestionEndsStartup() {
+        var driver = Driver()
+        for _ in 0..<3 { driver.round(bandwidth: Double(1 << 20)) }
+        for _ in 0..<6 { driver.round(bandwidth: Double(2 << 20), rtt: .milliseconds(90)) }
+        #expect(driver.bbr.mode == .startup || driver.bbr.mode == .drain)
+        var driverLoss = driver
+        driverLoss.round(bandwidth: Double(4 << 20), rtt: .milliseconds(90), lossRate: 0.2)
+        driverLoss.round(bandwidth: Double(4 << 20), rtt: .milliseconds(90))
+        #expect(driverLoss.bbr.fullBandwidthReached)
+        #expect(driverLoss.bbr.inflightHigh != nil)
+    }
+
+    @Test("Application-limited samples never lower the bandwidth estimate, and count when they raise it")
+    func applicationLimitedSamples() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        for _ in 0..<20 { driver.round(bandwidth: 1_000_000, applicationLimited: true) }
+        #expect(driver.bbr.bandwidth == Self.bandwidth)
+        // Without the application limit the old maximum ages out after ten rounds.
+        for _ in 0..<11 { driver.round(bandwidth: 1_000_000) }
+        #expect(driver.bbr.bandwidth == 1_000_000)
+        driver.round(bandwidth: 2_000_000, applicationLimited: true)
+        #expect(driver.bbr.bandwidth == 2_000_000)
+    }
+
+    @Test("After 10 s without a lower RTT, probeRTT holds half a BDP for 200 ms and a round, then probing resumes")
+    func probeRTT() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        // 10 s of rounds at a slightly higher RTT: the minimum is never refreshed.
+        while driver.now < .zero + .seconds(10) + .milliseconds(600) {
+            driver.round(rtt: .milliseconds(41), inFlight: 500_000)
+        }
+        #expect(driver.bbr.mode == .probeRTT)
+        #expect(driver.bbr.congestionWindow == driver.bbr.bandwidthDelayProduct! / 2)
+        // The flight drains to the small window; 200 ms and a round later probing resumes.
+        let entered = driver.now
+        while driver.bbr.mode == .probeRTT && driver.now < entered + .seconds(1) {
+            driver.round(rtt: .milliseconds(41), inFlight: 200_000)
+        }
+        guard case .probeBandwidth = driver.bbr.mode else {
+            Issue.record("still \(driver.bbr.mode)")
+            return
+        }
+        #expect(driver.now - entered >= .milliseconds(200))
+        #expect(driver.now - entered < .milliseconds(400))
+        #expect(driver.bbr.minRTT == .milliseconds(41), "the minimum measured again")
+    }
+
+    @Test("Probing up ends at 1.25 BDP in flight; the 0.75 phase ends early at one BDP")
+    func probeBandwidthPhases() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        var sawUp = false
+        var sawDown = false
+        for _ in 0..<40 {
+            guard case .probeBandwidth(let phase) = driver.bbr.mode else { break }
+            switch phase {
+            case 0:
+                sawUp = true
+                #expect(abs(driver.bbr.pacingRate(smoothedRTT: Self.minRTT) - 1.25 * 0.99 * Self.bandwidth) < 1)
+                // A sample more than a minimum RTT into the phase, with 1.25 BDP in flight.
+                driver.round(rtt: .milliseconds(41), inFlight: 625_000)
+                if case .probeBandwidth(let next) = driver.bbr.mode { #expect(next == 1) }
+            case 1:
+                sawDown = true
+                // Ends on the first sample with one BDP in flight, even before a full minimum RTT.
+                driver.now = driver.now - .milliseconds(30)
+                driver.round(rtt: .milliseconds(40), inFlight: 500_000)
+                if case .probeBandwidth(let next) = driver.bbr.mode { #expect(next == 2) }
+            default:
+                driver.round(inFlight: 500_000)
+            }
+        }
+        #expect(sawUp && sawDown)
+    }
+}
