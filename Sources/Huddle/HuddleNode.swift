@@ -43,6 +43,9 @@ public final class HuddleNode: Sendable {
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
         public var transport: TransportConfiguration
+        /// The congestion controller of every connection: ``HuddleNode/CongestionControl/bbr`` (the default,
+        /// delivery-rate based: keeps its rate under random loss), `.cubic` (RFC 9438) or `.newReno` (RFC 9002).
+        public var congestionControl: CongestionControl = .bbr
         /// Where the node keeps journal attachments, one subdirectory per session (deleted when the node leaves
         /// the session). `nil` (the default): a new temporary directory, deleted at ``HuddleNode/shutdown()``.
         /// Give a lasting directory to resume interrupted downloads after a crash: a node that rejoins the same
@@ -62,6 +65,9 @@ public final class HuddleNode: Sendable {
             self.transport = TransportConfiguration(host: host, port: port)
         }
     }
+
+    /// The congestion controllers a node can use (docs/PROTOCOL.md §7.5).
+    public typealias CongestionControl = ConnectionConfiguration.CongestionControl
 
     /// The most addresses a node advertises (a member record carries at most this many).
     public static let maxAdvertisedAddresses = ProtocolLimits.maxMemberAddresses
@@ -105,9 +111,10 @@ public final class HuddleNode: Sendable {
         var transport = configuration.transport
         transport.host = configuration.host
         transport.port = configuration.port
-        let endpointConfiguration = EndpointConfiguration(
+        var endpointConfiguration = EndpointConfiguration(
             identity: configuration.identity, prologue: HuddleNode.prologue,
             wallClockAtOrigin: TAI64N(seconds: 0, nanoseconds: 0))
+        endpointConfiguration.connection.congestionControl = configuration.congestionControl
         let driver: UDPEndpointDriver
         do {
             driver = try await UDPEndpointDriver.bind(

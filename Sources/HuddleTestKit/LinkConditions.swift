@@ -49,12 +49,16 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
     public var queueLimit: Int
     /// Whether the link delivers at all (partitions and blackholes turn it off).
     public var isUp: Bool
+    /// Links with the same number share one bottleneck: one serialiser and one drop-tail queue (give them the same
+    /// ``bandwidth`` and ``queueLimit``). The network records every datagram's wait in a shared queue
+    /// (`SimulatedNetwork.bottleneckDelays`). `nil`: the link has its own.
+    public var sharedQueue: Int?
 
     /// A link with the given faults; the defaults are a clean 15 ms link.
     public init(
         latency: Duration = .milliseconds(15), jitter: Duration = .zero, lossRate: Double = 0,
         burstLoss: BurstLoss? = nil, duplicateRate: Double = 0, corruptRate: Double = 0, mtu: Int? = nil,
-        bandwidth: Int? = nil, queueLimit: Int = 64 * 1024, isUp: Bool = true
+        bandwidth: Int? = nil, queueLimit: Int = 64 * 1024, isUp: Bool = true, sharedQueue: Int? = nil
     ) {
         self.latency = latency
         self.jitter = jitter
@@ -66,6 +70,7 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
         self.bandwidth = bandwidth
         self.queueLimit = queueLimit
         self.isUp = isUp
+        self.sharedQueue = sharedQueue
     }
 
     /// A clean link with `latency`.

@@ -43,6 +43,9 @@ public struct ScenarioOutcome: Sendable {
 
     /// Message latencies the scenario measured (send to delivery, or to the echo's return), if any.
     public var latencies: [Duration]
+    /// Named figures the scenario measured (fairness, queueing delay), in the order to print them; a report shows
+    /// each one's mean over the seeds.
+    public var measurements: [(name: String, value: Double)] = []
 
     /// An outcome.
     public init(simulatedTime: Duration, messagesDelivered: Int, bytesDelivered: Int, latencies: [Duration] = []) {

@@ -18,6 +18,8 @@ public struct ScenarioReport: Sendable {
     public var latencyTotal: Duration = .zero
     /// The largest latency sample.
     public var latencyMax: Duration = .zero
+    /// Each named measurement's sum over the seeds and how many seeds reported it, in first-seen order.
+    public var measurementTotals: [(name: String, total: Double, count: Int)] = []
     /// The first failure, which stops the run.
     public var failure: SimulationFailure?
     /// Wall-clock seconds the run took (measured by the caller's clock).
@@ -35,6 +37,14 @@ public struct ScenarioReport: Sendable {
                 report.simulatedTime += outcome.simulatedTime
                 report.messagesDelivered += outcome.messagesDelivered
                 report.bytesDelivered += outcome.bytesDelivered
+                for (name, value) in outcome.measurements {
+                    if let index = report.measurementTotals.firstIndex(where: { $0.name == name }) {
+                        report.measurementTotals[index].total += value
+                        report.measurementTotals[index].count += 1
+                    } else {
+                        report.measurementTotals.append((name, value, 1))
+                    }
+                }
                 report.latencySamples += outcome.latencies.count
                 for latency in outcome.latencies {
                     report.latencyTotal += latency
@@ -67,7 +77,7 @@ public struct ScenarioReport: Sendable {
     }
 
     /// `PASS clean  seeds 200  simulated 412.3 s  messages 39000  goodput 1.20 MB/s  wall 12.1 s`, plus
-    /// `latency mean 95.1 ms max 612.0 ms` for scenarios that measure it.
+    /// `latency mean 95.1 ms max 612.0 ms` for scenarios that measure it and each named measurement's mean.
     public var line: String {
         let status = failure == nil ? "PASS" : "FAIL"
         let simulated = Double(simulatedTime.components.seconds) + Double(simulatedTime.components.attoseconds) / 1e18
@@ -75,9 +85,10 @@ public struct ScenarioReport: Sendable {
             latencyMeanMilliseconds.map {
                 "  latency mean \(format($0)) ms max \(format(milliseconds(latencyMax))) ms"
             } ?? ""
+        let measured = measurementTotals.map { "  \($0.name) \(format($0.total / Double($0.count)))" }.joined()
         return
             "\(status) \(name)  seeds \(seedsRun)  simulated \(format(simulated)) s  messages \(messagesDelivered)  "
-            + "goodput \(format(goodputBytesPerSecond / 1e6)) MB/s\(latency)  wall \(format(wallSeconds)) s"
+            + "goodput \(format(goodputBytesPerSecond / 1e6)) MB/s\(latency)\(measured)  wall \(format(wallSeconds)) s"
     }
 
     /// The same as one JSON object.
@@ -92,6 +103,9 @@ public struct ScenarioReport: Sendable {
         if let mean = latencyMeanMilliseconds {
             fields.append("\"latency_mean_ms\":\(format(mean))")
             fields.append("\"latency_max_ms\":\(format(milliseconds(latencyMax)))")
+        }
+        for measurement in measurementTotals {
+            fields.append("\"\(measurement.name)\":\(format(measurement.total / Double(measurement.count)))")
         }
         if let failure {
             fields.append("\"failed_seed\":\(failure.seed)")

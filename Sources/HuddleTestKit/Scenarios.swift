@@ -35,22 +35,49 @@ public enum Scenarios {
     /// and flow control against the link's capacity. `wan-P`: 100 Mbit/s, 40 ms round trip, a one-BDP drop-tail
     /// queue and P % random loss each way, 64 MiB of bulk data; `lfn`: 1 Gbit/s, 100 ms round trip, 1 GiB. Every
     /// checker stays on; `huddle-sim --scenario wan-5 --seeds 1-3` prints the goodput.
-    public static let measurements: [Scenario] =
-        [0, 1, 2, 5, 10].map { percent in
-            transfer(
-                "wan-\(percent)", "100 Mbit/s x 40 ms, \(percent) % random loss each way, 64 MiB [issue 13]",
-                TransferScenario(bulkBytes: 64 * 1024 * 1024) { _ in
-                    LinkConditions(
-                        latency: .milliseconds(20), lossRate: Double(percent) / 100, bandwidth: 12_500_000,
-                        queueLimit: 500_000)
-                })
-        } + [
-            transfer(
-                "lfn", "1 Gbit/s x 100 ms, no loss, 1 GiB: needs a 12.5 MB window [issue 13]",
-                TransferScenario(bulkBytes: 1024 * 1024 * 1024) { _ in
-                    LinkConditions(latency: .milliseconds(50), bandwidth: 125_000_000, queueLimit: 12_500_000)
-                })
-        ]
+    public static let measurements: [Scenario] = wanProfiles + longPaths + sharedBottlenecks
+
+    static let wanProfiles: [Scenario] = [0, 1, 2, 5, 10].map { percent in
+        transfer(
+            "wan-\(percent)", "100 Mbit/s x 40 ms, \(percent) % random loss each way, 64 MiB [issue 13]",
+            TransferScenario(bulkBytes: 64 * 1024 * 1024) { _ in
+                LinkConditions(
+                    latency: .milliseconds(20), lossRate: Double(percent) / 100, bandwidth: 12_500_000,
+                    queueLimit: 500_000)
+            })
+    }
+
+    static let longPaths: [Scenario] = [
+        transfer(
+            "lfn", "1 Gbit/s x 100 ms, no loss, 1 GiB: needs a 12.5 MB window [issue 13]",
+            TransferScenario(bulkBytes: 1024 * 1024 * 1024) { _ in
+                LinkConditions(latency: .milliseconds(50), bandwidth: 125_000_000, queueLimit: 12_500_000)
+            }),
+        transfer(
+            "relay-mix",
+            "20 % loss, reordering (10-40 ms one way), 10 % duplicates, no bandwidth limit, 20 MiB: the user-space "
+                + "relay measurement [issue 13]",
+            TransferScenario(bulkBytes: 20 * 1024 * 1024) { _ in
+                LinkConditions(latency: .milliseconds(10), jitter: .milliseconds(30), lossRate: 0.2, duplicateRate: 0.1)
+            }),
+    ]
+
+    static let sharedBottlenecks: [Scenario] = [
+        Scenario(
+            name: "shared-2",
+            summary: "2 flows through one 20 Mbit/s x 40 ms bottleneck (1-BDP queue), started 0.5 s apart; fairness, "
+                + "shares and queueing delay over 20 s after a 10 s warm-up [issue 13]"
+        ) { seed in try SharedBottleneckScenario(flows: 2).run(seed: seed) },
+        Scenario(
+            name: "shared-4",
+            summary: "the same with 4 flows [issue 13]"
+        ) { seed in try SharedBottleneckScenario(flows: 4).run(seed: seed) },
+        Scenario(
+            name: "vs-cubic",
+            summary: "the default controller (flow 0) against CUBIC (flow 1) through the same bottleneck: each one's "
+                + "share of the link [issue 13]"
+        ) { seed in try SharedBottleneckScenario(flows: 2, controllers: [1: .cubic]).run(seed: seed) },
+    ]
 
     static func transfer(_ name: String, _ summary: String, _ scenario: TransferScenario) -> Scenario {
         Scenario(name: name, summary: summary) { seed in try scenario.run(seed: seed) }

@@ -21,6 +21,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     public var replayCommand: String?
     /// The largest number of datagrams one node may emit in one step before the run is declared a livelock.
     public var maxTransmitsPerStep = 100_000
+    /// How long each datagram that entered a shared bottleneck (``LinkConditions/sharedQueue``) waited in its queue.
+    public private(set) var bottleneckDelays: [Duration] = []
 
     /// The random generator the network draws from; scenarios may draw from it too (in a fixed order).
     public var random: SimulationRandom
@@ -317,8 +319,10 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             statistics.droppedOverMTU += 1
             return
         }
-        var state = linkState[key] ?? LinkState()
-        defer { linkState[key] = state }
+        // A shared bottleneck keeps its queue under one key for all its links.
+        let stateKey = link.sharedQueue.map { LinkKey(from: -1 - $0, to: -1) } ?? key
+        var state = linkState[stateKey] ?? LinkState()
+        defer { linkState[stateKey] = state }
         if let burst = link.burstLoss {
             state.inBadState = state.inBadState ? !random.chance(burst.leaveBad) : random.chance(burst.enterBad)
             if random.chance(state.inBadState ? burst.lossInBad : link.lossRate) {
@@ -337,6 +341,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
                 statistics.droppedQueueFull += 1
                 return
             }
+            if link.sharedQueue != nil { bottleneckDelays.append(start - now) }
             let serialization = Duration.nanoseconds(Int64(Double(transmit.datagram.count) * 1e9 / Double(bandwidth)))
             state.busyUntil = start + serialization
             departure = state.busyUntil

@@ -9,8 +9,10 @@ public enum TestMesh {
     public static let prologue = Array("huddle/1 simulated session".utf8)
 
     /// `count` endpoints (identities and RNG seeded from `seed`), each with every other as an authorised peer.
+    /// Endpoint `i` uses `overrides[i]` when given (it wins over ``SimulationSettings``), else `configuration`.
     public static func endpoints(
-        count: Int, seed: UInt64, configuration: ConnectionConfiguration = ConnectionConfiguration()
+        count: Int, seed: UInt64, configuration: ConnectionConfiguration = ConnectionConfiguration(),
+        overrides: [Int: ConnectionConfiguration] = [:]
     ) throws -> [Endpoint] {
         var random = ChaChaRandomGenerator(seed: seed ^ 0x5EED_0F_3E54)
         let identities = (0..<count).map { _ in Identity(using: &random) }
@@ -20,7 +22,7 @@ public enum TestMesh {
             var endpointConfiguration = EndpointConfiguration(
                 identity: identity, prologue: prologue,
                 wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + UInt64(index), nanoseconds: 0))
-            endpointConfiguration.connection = SimulationSettings.applied(to: configuration)
+            endpointConfiguration.connection = overrides[index] ?? SimulationSettings.applied(to: configuration)
             var endpoint = Endpoint(
                 configuration: endpointConfiguration,
                 generator: ChaChaRandomGenerator(seed: seed &* 31 &+ UInt64(index)))

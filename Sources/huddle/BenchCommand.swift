@@ -34,13 +34,18 @@ struct BenchNodeOptions: ParsableArguments {
                 + "it), or on 0.0.0.0 (the ticket then names this machine's first non-loopback address)."))
     var listen: String = "127.0.0.1:0"
 
+    @Option(help: "Congestion controller: bbr (default), cubic or newreno.")
+    var congestion: HuddleNode.CongestionControl = .bbr
+
     /// Starts a node with a new in-memory identity (a benchmark needs no lasting one).
     func startNode(name: String) async throws -> HuddleNode {
         let (host, port) = try NodeOptions.split(listen, option: "--listen")
         var random = SystemRandomGenerator()
         var logger = Logger(label: "huddle.bench")
         logger.logLevel = .error
-        return try await HuddleNode.start(
-            .init(identity: Identity(using: &random), name: name, host: host, port: port, logger: logger))
+        var configuration = HuddleNode.Configuration(
+            identity: Identity(using: &random), name: name, host: host, port: port, logger: logger)
+        configuration.congestionControl = congestion
+        return try await HuddleNode.start(configuration)
     }
 }

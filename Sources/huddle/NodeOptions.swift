@@ -46,6 +46,9 @@ struct NodeOptions: ParsableArguments {
     @Flag(help: "At the end of standard input keep running until SIGINT or SIGTERM (then leave gracefully).")
     var stay = false
 
+    @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
+    var congestion: HuddleNode.CongestionControl = .bbr
+
     @Option(help: "Diagnostics level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
 
@@ -147,7 +150,10 @@ struct NodeOptions: ParsableArguments {
         var configuration = HuddleNode.Configuration(
             identity: held.identity, name: name, host: host, port: port, logger: logger)
         configuration.advertisedAddresses = advertised
+        configuration.congestionControl = congestion
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)
     }
 }
+
+extension HuddleNode.CongestionControl: ExpressibleByArgument {}

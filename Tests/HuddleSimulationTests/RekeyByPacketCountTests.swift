@@ -11,8 +11,12 @@ struct RekeyByPacketCountTests {
     func rekeyEveryHundredPackets(seed: UInt64) throws {
         var configuration = ConnectionConfiguration()
         configuration.rekeyAfterPackets = 100
+        // A 1 MB/s link spreads the 1.1 MB over a second, about 100 round trips: on an unlimited link a rate-based
+        // controller sends everything within the first rekey's round trip, under the old key.
         var net = try Scenarios.pairForTests(
-            seed: seed, link: LinkConditions(latency: .milliseconds(5), lossRate: 0.01), configuration: configuration)
+            seed: seed,
+            link: LinkConditions(latency: .milliseconds(5), lossRate: 0.01, bandwidth: 1_000_000, queueLimit: 20_000),
+            configuration: configuration)
         let a = net.node(0)!.endpoint.staticKey
         let b = net.node(1)!.endpoint.staticKey
         let addressB = net.address(of: 1)

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Bulk goodput over a real lossy path, per congestion controller, with ENet for comparison (issue 13).
+
+Two network namespaces joined by a veth pair; nftables in each drops a random P % of outgoing UDP (so both the data
+and the acknowledgements lose P %). For every loss rate and controller, `huddle bench serve` runs in one namespace and
+`huddle bench run --test bulk` in the other; ENet's `enet_bench` (Benchmarks/compare/c) runs over the same path.
+The kernel here has no netem, so the path has no added delay: a round trip is tens of microseconds.
+
+Needs root, `ip`, `nft` and a release build of huddle. Every run is bounded by --timeout; namespaces are named after
+this process and removed at the end, also on failure.
+
+    python3 scripts/measure-loss.py .build/release/huddle [--size 32MiB] [--losses 0,1,2,5,10] [--timeout 120]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+PID = os.getpid()
+NS_A, NS_B = f"hl-a-{PID}", f"hl-b-{PID}"
+ADDR_A, ADDR_B = "10.77.0.1", "10.77.0.2"
+ENET_WINDOW = 4 * 1024 * 1024
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENET_SOURCE = os.path.join(HERE, "..", "Benchmarks", "compare", "c", "enet_bench.c")
+
+
+def sh(*argv, check=True):
+    return subprocess.run([str(a) for a in argv], check=check, capture_output=True, text=True)
+
+
+def in_ns(ns, *argv):
+    return ["ip", "netns", "exec", ns] + [str(a) for a in argv]
+
+
+def setup():
+    sh("ip", "netns", "add", NS_A)
+    sh("ip", "netns", "add", NS_B)
+    sh("ip", "link", "add", f"hla{PID % 100000}", "netns", NS_A, "type", "veth", "peer", "name",
+       f"hlb{PID % 100000}", "netns", NS_B)
+    for ns, dev, addr in ((NS_A, f"hla{PID % 100000}", ADDR_A), (NS_B, f"hlb{PID % 100000}", ADDR_B)):
+        sh(*in_ns(ns, "ip", "addr", "add", f"{addr}/24", "dev", dev))
+        sh(*in_ns(ns, "ip", "link", "set", dev, "up"))
+        sh(*in_ns(ns, "ip", "link", "set", "lo", "up"))
+        sh(*in_ns(ns, "nft", "add", "table", "inet", "loss"))
+        sh(*in_ns(ns, "nft", "add", "chain", "inet", "loss", "out", "{ type filter hook output priority 0; }"))
+
+
+def set_loss(percent):
+    for ns in (NS_A, NS_B):
+        sh(*in_ns(ns, "nft", "flush", "chain", "inet", "loss", "out"))
+        if percent > 0:
+            sh(*in_ns(ns, "nft", "add", "rule", "inet", "loss", "out", "meta", "l4proto", "udp", "numgen", "random",
+                      "mod", "100", "lt", str(percent), "drop"))
+
+
+def teardown():
+    for ns in (NS_A, NS_B):
+        sh("ip", "netns", "del", ns, check=False)
+
+
+def first_line(proc, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            return line.strip()
+        if proc.poll() is not None:
+            break
+    raise RuntimeError("server printed nothing")
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def huddle_bulk(huddle, controller, size, timeout):
+    server = subprocess.Popen(in_ns(NS_A, huddle, "bench", "serve", "--listen", f"{ADDR_A}:0", "--congestion",
+                                    controller), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        ticket = first_line(server, 15)
+        client = subprocess.run(in_ns(NS_B, huddle, "bench", "run", ticket, "--test", "bulk", "--size", size,
+                                      "--congestion", controller, "--listen", f"{ADDR_B}:0", "--json"),
+                                capture_output=True, text=True, timeout=timeout)
+        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
+        if client.returncode != 0 or not lines:
+            return None, f"exit {client.returncode}: {client.stderr.strip()[-200:]}"
+        return json.loads(lines[-1])["mb_per_s"], ""
+    except subprocess.TimeoutExpired:
+        return None, f"not done in {timeout} s"
+    finally:
+        stop(server)
+
+
+def build_enet(work):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    binary = os.path.join(work, "enet_bench")
+    result = subprocess.run([cc, "-O2", "-o", binary, ENET_SOURCE, "-lenet"], capture_output=True, text=True)
+    return binary if result.returncode == 0 else None
+
+
+def enet_bulk(binary, size_bytes, timeout):
+    server = subprocess.Popen(in_ns(NS_A, binary, "server", "0", "--bind", ADDR_A, "--timeout", timeout + 30),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = json.loads(first_line(server, 15))["listening"]
+        client = subprocess.run(in_ns(NS_B, binary, "client", ADDR_A, port, "--test", "bulk", "--size", size_bytes,
+                                      "--packet", 64 * 1024, "--window", ENET_WINDOW, "--timeout", timeout),
+                                capture_output=True, text=True, timeout=timeout + 10)
+        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
+        if client.returncode != 0 or not lines:
+            return None, f"exit {client.returncode}"
+        return json.loads(lines[-1])["mb_per_s"], ""
+    except (subprocess.TimeoutExpired, ValueError, KeyError) as error:
+        return None, str(error)[:100]
+    finally:
+        stop(server)
+
+
+def parse_size(text):
+    units = {"KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return int(float(text[: -len(suffix)]) * factor)
+    return int(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("huddle")
+    parser.add_argument("--size", default="32MiB")
+    parser.add_argument("--losses", default="0,1,2,5,10")
+    parser.add_argument("--controllers", default="bbr,cubic,newreno")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per transfer")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("measure-loss.py needs root (network namespaces)")
+    huddle = os.path.abspath(args.huddle)
+    losses = [int(x) for x in args.losses.split(",")]
+    controllers = args.controllers.split(",")
+    work = f"/tmp/measure-loss-{PID}"
+    os.makedirs(work, exist_ok=True)
+    enet = build_enet(work)
+    results = {}
+    try:
+        setup()
+        for loss in losses:
+            set_loss(loss)
+            for controller in controllers:
+                rate, note = huddle_bulk(huddle, controller, args.size, args.timeout)
+                results[(loss, controller)] = (rate, note)
+                print(json.dumps({"loss_percent": loss, "stack": f"huddle-{controller}", "mb_per_s": rate,
+                                  "note": note}), flush=True)
+            if enet:
+                rate, note = enet_bulk(enet, parse_size(args.size), args.timeout)
+                results[(loss, "enet")] = (rate, note)
+                print(json.dumps({"loss_percent": loss, "stack": "enet", "mb_per_s": rate, "note": note}),
+                      flush=True)
+    finally:
+        teardown()
+        shutil.rmtree(work, ignore_errors=True)
+    stacks = controllers + (["enet"] if enet else [])
+    print()
+    print(f"Bulk {args.size} over a veth pair, random UDP loss each way (MB/s; % of the same stack lossless)")
+    print("| loss | " + " | ".join(f"Huddle {s}" if s != "enet" else "ENet (no crypto)" for s in stacks) + " |")
+    print("|---" * (len(stacks) + 1) + "|")
+    for loss in losses:
+        cells = []
+        for stack in stacks:
+            rate, note = results.get((loss, stack), (None, "not run"))
+            base = results.get((0, stack), (None, ""))[0]
+            if rate is None:
+                cells.append(f"- ({note})" if note else "-")
+            elif base and loss > 0:
+                cells.append(f"{rate:.1f} ({100 * rate / base:.0f} %)")
+            else:
+                cells.append(f"{rate:.1f}")
+        print(f"| {loss} % | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
