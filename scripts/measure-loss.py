@@ -106,7 +106,7 @@ def build_enet(work):
     if not cc:
         return None
     binary = os.path.join(work, "enet_bench")
-    result = subprocess.run([cc, "-O2", "-o", binary, ENET_SOURCE, "-lenet"], capture_output=True, text=True)
+    result = subprocess.run([cc, "-O2", "-o", binary, ENET_SOURCE, "-lenet", "-lm"], capture_output=True, text=True)
     return binary if result.returncode == 0 else None
 
 
@@ -152,6 +152,8 @@ def main():
     work = f"/tmp/measure-loss-{PID}"
     os.makedirs(work, exist_ok=True)
     enet = build_enet(work)
+    if not enet:
+        print("ENet not measured: enet_bench did not build (needs a C compiler and libenet-dev)", file=sys.stderr)
     results = {}
     try:
         setup()

@@ -7,12 +7,12 @@
 /// - **bandwidth**: the largest delivery rate over the last ``bandwidthFilterRounds`` round trips (samples marked
 ///   application-limited count only when they raise it);
 /// - **minimum RTT**: the smallest RTT sample in the last ``minRTTFilterLength``;
-/// - **background loss**: the loss rate of the path's round trips, a moving average (weight
-///   ``backgroundLossWeight``) over every round;
+/// - **background loss**: the loss rate of the path, the mean over the first loss periods (rounds pooled until they
+///   carried ``lossPeriodDatagrams`` datagrams) and then a moving average (weight ``backgroundLossWeight``);
 /// - **inflight_hi** (BBRv3's loss bound): unset until a round trip shows congestion, then 0.7 × the most that
 ///   round had in flight, never below one bandwidth-delay product. A round is congested when it loses more than
-///   ``lossThreshold`` *beyond the background loss* of its data (and at least ``minimumCongestionLossDatagrams``)
-///   **and** shows queueing (the smoothed RTT exceeds the minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
+///   ``lossThreshold`` *beyond the background loss* of its data (and at least ``minimumCongestionLossDatagrams``,
+///   and ``congestionDeviations`` standard deviations more than the background explains) **and** shows queueing (the smoothed RTT exceeds the minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
 ///   that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst above it.
 ///
 /// The state machine:
@@ -25,7 +25,10 @@
 /// - **probeRTT**: when the minimum RTT is ``minRTTFilterLength`` old, the window drops to half a BDP for
 ///   ``probeRTTDuration`` and one round trip, so queues drain and the minimum is measured again.
 ///
-/// Window: 2 × BDP (plus ``quantumDatagrams`` datagrams for ACK aggregation) and at most inflight_hi; it grows by
+/// Window: 2 × BDP plus ``quantumDatagrams`` datagrams, plus ``jitterGain`` × bandwidth × RTT variation (so a
+/// jittery path's late ACKs do not drain the pipe), plus after startup the ACK aggregation seen in the last
+/// ``ackAggregationRounds`` rounds (BBR's extra_acked: what arrived in ACK batches beyond the bandwidth), and at most
+/// inflight_hi; it grows by
 /// the acknowledged bytes toward that target (so startup doubles it each round trip) and never falls below
 /// ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
 ///
@@ -63,10 +66,16 @@ public struct Bbr: CongestionController {
     /// The fewest datagrams a round must lose to count as congested (BBRv3 also waits for several loss events): one
     /// loss in a ten-packet flight is 10 % but says nothing.
     public static let minimumCongestionLossDatagrams = 3
+    /// Loss periods that only teach the background loss before any can be judged congested.
+    public static let learningLossPeriods = 4
+    /// The fewest datagrams (delivered or lost) a loss period spans: rounds are pooled until they carried this many.
+    public static let lossPeriodDatagrams = 100
+    /// How many standard deviations above the background expectation a round's losses must be to be congestion.
+    public static let congestionDeviations = 4.0
     /// The weight of each round in the background loss average.
     public static let backgroundLossWeight = 1.0 / 16
     /// Queueing evidence: the smoothed RTT exceeds the minimum RTT by half of it plus this much.
-    public static let queueingEvidence: Duration = .milliseconds(1)
+    public static let queueingEvidence: Duration = .milliseconds(5)
     /// inflight_hi after congestion: this fraction of the round's largest flight (BBRv3's beta).
     public static let lossBeta = 0.7
     /// Startup ends after this many round trips without 25 % bandwidth growth.
@@ -75,6 +84,10 @@ public struct Bbr: CongestionController {
     public static let minimumWindowDatagrams = 4
     /// Datagrams added to the window target to absorb ACK aggregation (delayed and stretched ACKs).
     public static let quantumDatagrams = 4
+    /// The window covers this many RTT variations (RFC 9002's rttvar) at the bandwidth on top of 2 BDP.
+    public static let jitterGain = 2.0
+    /// How many round trips the ACK-aggregation estimate remembers its largest value.
+    public static let ackAggregationRounds = 10
     /// Pacing runs this much below the estimate so a queue left by probing drains (BBRv3's 1 %).
     public static let pacingMargin = 0.01
 
@@ -91,12 +104,20 @@ public struct Bbr: CongestionController {
     public private(set) var inflightHigh: Int?
     /// Round trips counted so far (a round ends when a packet sent after its start is acknowledged).
     public private(set) var roundCount = 0
-    /// The background loss rate: a moving average of every round trip's loss rate.
+    /// The background loss rate: a moving average of every loss period's loss rate.
     public private(set) var backgroundLoss = 0.0
+    /// Loss periods measured so far.
+    public private(set) var lossPeriods = 0
     /// Whether startup found the bottleneck bandwidth.
     public private(set) var fullBandwidthReached = false
 
     private var bandwidthFilter: [(round: Int, bytesPerSecond: Double)] = []
+    /// BBR's extra_acked: bytes acknowledged beyond what the bandwidth explains since an aggregation epoch began,
+    /// the largest per round over the last rounds. ACKs that arrive in batches (delayed ACKs, a receiver that is
+    /// descheduled for a millisecond) need that much more window to keep the pipe full between batches.
+    private var extraAckedFilter: [(round: Int, bytes: Int)] = []
+    private var ackEpochStart: Instant?
+    private var ackEpochAcknowledged = 0
     private var minRTTStamp: Instant?
     private var nextRoundDelivered = 0
     private var fullBandwidth: Double = 0
@@ -110,6 +131,7 @@ public struct Bbr: CongestionController {
     private var roundStartLost = 0
     private var roundMaxRTT: Duration = .zero
     private var smoothedRTT: Duration = .zero
+    private var rttVariation: Duration = .zero
     private var roundMaxInflight = 0
     /// inflight_hi before the last cut, restored if the losses prove spurious.
     private var inflightHighBeforeCut: Int??
@@ -176,12 +198,14 @@ public struct Bbr: CongestionController {
     ) {
         roundMaxRTT = max(roundMaxRTT, rtt.latest)
         smoothedRTT = rtt.smoothed
+        rttVariation = rtt.variation
         roundMaxInflight = max(roundMaxInflight, sample.txInFlight)
         let roundStarted = sample.priorDelivered >= nextRoundDelivered
         if roundStarted {
             endRound(sample: sample, now: now)
         }
         updateBandwidth(sample)
+        updateAckAggregation(acknowledged: sample.newlyAcknowledged, now: now)
         updateMinRTT(rtt.latest, now: now)
         if roundStarted, mode == .startup { checkFullBandwidth(sample) }
         advanceMode(bytesInFlight: bytesInFlight, roundStarted: roundStarted, now: now)
@@ -197,22 +221,40 @@ public struct Bbr: CongestionController {
         nextRoundDelivered = sample.totalDelivered
         let delivered = sample.totalDelivered - roundStartDelivered
         let lost = sample.totalLost - roundStartLost
-        let lossRate = delivered + lost > 0 ? Double(lost) / Double(delivered + lost) : 0
+        // On a path with a sub-millisecond round trip a round carries a handful of datagrams, and losses are declared
+        // in lumps (a loss timer declares several at once): the loss check waits until a period of whole rounds
+        // carried enough datagrams to measure a rate.
+        guard delivered + lost >= Self.lossPeriodDatagrams * maxDatagramSize else { return }
+        let lossRate = Double(lost) / Double(delivered + lost)
         // The smoothed RTT, not the round's largest sample: a delayed ACK (up to max_ack_delay) is not a queue, and the
         // smoothed value has the peer's ACK delay taken out.
         let queueing = minRTT.map { smoothedRTT > $0 + $0 / 2 + Self.queueingEvidence } ?? false
+        // Losses beyond what the background rate explains: more than 4 standard deviations of a binomial draw at
+        // that rate, so a period losing a little more than usual by chance is not congestion.
+        let sentDatagrams = Double(delivered + lost) / Double(maxDatagramSize)
+        let background = max(backgroundLoss, 0.005)
+        let expected = background * sentDatagrams
+        let deviation = (background * (1 - background) * sentDatagrams).squareRoot()
+        let lostDatagrams = Double(lost) / Double(maxDatagramSize)
+        // The first periods only teach the background: a path that loses 20 % at random must not be judged
+        // congested before its background is known.
         let congested =
-            queueing && lost >= Self.minimumCongestionLossDatagrams * maxDatagramSize
+            lossPeriods >= Self.learningLossPeriods && queueing
+            && lost >= Self.minimumCongestionLossDatagrams * maxDatagramSize
             && lossRate > backgroundLoss + Self.lossThreshold
-        backgroundLoss += Self.backgroundLossWeight * (lossRate - backgroundLoss)
+            && lostDatagrams > expected + Self.congestionDeviations * deviation
+        // A plain mean over the first periods (so the learning periods give the path's rate at once), then a
+        // moving average.
+        lossPeriods += 1
+        backgroundLoss += max(Self.backgroundLossWeight, 1 / Double(lossPeriods)) * (lossRate - backgroundLoss)
         if congested {
             onCongestedRound()
         } else if case .probeBandwidth(let phase) = mode, let high = inflightHigh,
             roundMaxInflight >= high - 2 * maxDatagramSize
         {
-            // A round that filled inflight_hi without congestion loss: the path carries more, so the bound rises
-            // (doubling while probing up, one datagram per round otherwise).
-            inflightHigh = high + (Self.probeBandwidthGains[phase] > 1 ? high : maxDatagramSize)
+            // A period that filled inflight_hi without congestion loss: the path carries more, so the bound rises
+            // (doubling while probing up, by an eighth otherwise).
+            inflightHigh = high + (Self.probeBandwidthGains[phase] > 1 ? high : max(high / 8, maxDatagramSize))
         }
         roundStartDelivered = sample.totalDelivered
         roundStartLost = sample.totalLost
@@ -241,6 +283,29 @@ public struct Bbr: CongestionController {
             bandwidthFilter.append((roundCount, rate))
         }
         bandwidth = bandwidthFilter.reduce(0) { max($0, $1.bytesPerSecond) }
+    }
+
+    /// The largest ACK aggregation of the last ``ackAggregationRounds`` rounds, in bytes.
+    public var extraAcknowledged: Int { extraAckedFilter.reduce(0) { max($0, $1.bytes) } }
+
+    private mutating func updateAckAggregation(acknowledged: Int, now: Instant) {
+        guard bandwidth > 0 else { return }
+        let start = ackEpochStart ?? now
+        let expected = Int(bandwidth * Double((now - start).nanoseconds) / 1e9)
+        // An epoch ends when the ACKs fell behind the bandwidth (no aggregation), or grew implausibly large.
+        if ackEpochStart == nil || ackEpochAcknowledged <= expected || ackEpochAcknowledged >= 1 << 22 {
+            ackEpochStart = now
+            ackEpochAcknowledged = acknowledged
+            return
+        }
+        ackEpochAcknowledged += acknowledged
+        let extra = min(ackEpochAcknowledged - expected, congestionWindow)
+        extraAckedFilter.removeAll { $0.round <= roundCount - Self.ackAggregationRounds }
+        if let last = extraAckedFilter.last, last.round == roundCount {
+            extraAckedFilter[extraAckedFilter.count - 1].bytes = max(last.bytes, extra)
+        } else {
+            extraAckedFilter.append((roundCount, extra))
+        }
     }
 
     private mutating func updateMinRTT(_ sample: Duration, now: Instant) {
@@ -326,7 +391,11 @@ public struct Bbr: CongestionController {
             congestionWindow += acknowledged
             return
         }
-        let target = Int(Self.windowGain * Double(bdp)) + Self.quantumDatagrams * maxDatagramSize
+        var target = Int(Self.windowGain * Double(bdp)) + Self.quantumDatagrams * maxDatagramSize
+        if fullBandwidthReached { target += extraAcknowledged }
+        // Jitter: on a path whose RTT varies (Wi-Fi, a relay that reorders), a window of 2 x bandwidth x the minimum
+        // RTT drains between late ACKs; the delivery rate then measures the window, not the path, and falls with it.
+        target += Int(Self.jitterGain * bandwidth * Double(rttVariation.nanoseconds) / 1e9)
         if fullBandwidthReached {
             congestionWindow = min(congestionWindow + acknowledged, target)
         } else if congestionWindow < target {

@@ -6,8 +6,13 @@
 public struct Pacer: Sendable {
     /// RFC 9002's N: pace slightly faster than window / RTT so pacing never limits a window-limited sender.
     public static let rateMultiplier = 1.25
-    /// The largest burst the bucket holds, in datagrams.
+    /// The smallest burst the bucket holds, in datagrams.
     public static let burstDatagrams = 10
+    /// The bucket holds up to this much time at the pacing rate (quinn's 2 ms), at most ``maxBurstDatagrams``: on a
+    /// fast path a timer per 10 datagrams would cap the rate at what the host's timers deliver.
+    public static let burstInterval: Duration = .milliseconds(2)
+    /// The largest burst the bucket holds, in datagrams.
+    public static let maxBurstDatagrams = 64
 
     /// The largest datagram the connection sends.
     public let maxDatagramSize: Int
@@ -30,8 +35,9 @@ public struct Pacer: Sendable {
     }
 
     /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent, pacing at
-    /// `bytesPerSecond` (a controller's ``CongestionController/pacingRate(smoothedRTT:)``); the bucket holds at most
-    /// ``burstDatagrams`` datagrams and never more than `congestionWindow`.
+    /// `bytesPerSecond` (a controller's ``CongestionController/pacingRate(smoothedRTT:)``); the bucket holds
+    /// ``burstInterval`` at that rate, at least ``burstDatagrams`` and at most ``maxBurstDatagrams`` datagrams, and
+    /// never more than `congestionWindow`.
     public mutating func earliestSendTime(
         bytes: Int, bytesPerSecond: Double, congestionWindow: Int, now: Instant
     ) -> Instant? {
@@ -47,8 +53,11 @@ public struct Pacer: Sendable {
         tokens = max(tokens - Double(bytes), 0)
     }
 
-    private func capacity(congestionWindow: Int) -> Double {
-        Double(max(min(Self.burstDatagrams * maxDatagramSize, congestionWindow), maxDatagramSize))
+    private func capacity(congestionWindow: Int, rate: Double) -> Double {
+        let byRate = min(
+            rate * Double(Self.burstInterval.nanoseconds), Double(Self.maxBurstDatagrams * maxDatagramSize))
+        let burst = max(Double(Self.burstDatagrams * maxDatagramSize), byRate)
+        return max(min(burst, Double(congestionWindow)), Double(maxDatagramSize))
     }
 
     private func bytesPerNanosecond(congestionWindow: Int, smoothedRTT: Duration) -> Double {
@@ -60,6 +69,6 @@ public struct Pacer: Sendable {
         defer { lastRefill = now }
         guard let lastRefill, now > lastRefill else { return }
         let elapsed = Double((now - lastRefill).nanoseconds)
-        tokens = min(tokens + elapsed * rate, capacity(congestionWindow: congestionWindow))
+        tokens = min(tokens + elapsed * rate, capacity(congestionWindow: congestionWindow, rate: rate))
     }
 }

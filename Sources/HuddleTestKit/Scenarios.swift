@@ -47,20 +47,31 @@ public enum Scenarios {
             })
     }
 
-    static let longPaths: [Scenario] = [
-        transfer(
-            "lfn", "1 Gbit/s x 100 ms, no loss, 1 GiB: needs a 12.5 MB window [issue 13]",
-            TransferScenario(bulkBytes: 1024 * 1024 * 1024) { _ in
-                LinkConditions(latency: .milliseconds(50), bandwidth: 125_000_000, queueLimit: 12_500_000)
-            }),
-        transfer(
-            "relay-mix",
-            "20 % loss, reordering (10-40 ms one way), 10 % duplicates, no bandwidth limit, 20 MiB: the user-space "
-                + "relay measurement [issue 13]",
-            TransferScenario(bulkBytes: 20 * 1024 * 1024) { _ in
-                LinkConditions(latency: .milliseconds(10), jitter: .milliseconds(30), lossRate: 0.2, duplicateRate: 0.1)
-            }),
-    ]
+    static let longPaths: [Scenario] =
+        [0, 5].map { percent in
+            transfer(
+                "lan-\(percent)",
+                "400 MB/s x 0.2 ms (a LAN or veth pair), \(percent) % random loss each way, 256 MiB [issue 13]",
+                TransferScenario(bulkBytes: 256 * 1024 * 1024) { _ in
+                    LinkConditions(
+                        latency: .microseconds(100), lossRate: Double(percent) / 100, bandwidth: 400_000_000,
+                        queueLimit: 1_000_000)
+                })
+        } + [
+            transfer(
+                "lfn", "1 Gbit/s x 100 ms, no loss, 1 GiB: needs a 12.5 MB window [issue 13]",
+                TransferScenario(bulkBytes: 1024 * 1024 * 1024) { _ in
+                    LinkConditions(latency: .milliseconds(50), bandwidth: 125_000_000, queueLimit: 12_500_000)
+                }),
+            transfer(
+                "relay-mix",
+                "20 % loss, reordering (10-40 ms one way), 10 % duplicates, no bandwidth limit, 20 MiB: the user-space "
+                    + "relay measurement [issue 13]",
+                TransferScenario(bulkBytes: 20 * 1024 * 1024) { _ in
+                    LinkConditions(
+                        latency: .milliseconds(10), jitter: .milliseconds(30), lossRate: 0.2, duplicateRate: 0.1)
+                }),
+        ]
 
     static let sharedBottlenecks: [Scenario] = [
         Scenario(

@@ -10,6 +10,13 @@ struct BbrTests {
     static let bandwidth = 12_500_000.0
     static let minRTT = Duration.milliseconds(40)
 
+    /// The window target after startup on the 500 kB path: 2 BDP, the quantum, and twice the RTT variation at the
+    /// bandwidth (the samples here vary only while the estimator settles).
+    static func window(_ driver: Driver) -> Int {
+        let jitter = Int(Bbr.jitterGain * bandwidth * Double(driver.rtt.variation.nanoseconds) / 1e9)
+        return 2 * 500_000 + Bbr.quantumDatagrams * datagram + jitter + driver.bbr.extraAcknowledged
+    }
+
     /// Feeds a controller one round trip at a time.
     struct Driver {
         var bbr = Bbr(maxDatagramSize: BbrTests.datagram, seed: 7)
@@ -73,7 +80,7 @@ struct BbrTests {
         }
         #expect(phase != 1, "probing never starts in the 0.75 phase")
         #expect(driver.bbr.bandwidthDelayProduct == 500_000)
-        #expect(driver.bbr.congestionWindow == 2 * 500_000 + Bbr.quantumDatagrams * Self.datagram)
+        #expect(driver.bbr.congestionWindow == Self.window(driver))
     }
 
     @Test("Five percent random loss with no queue sets no loss bound and keeps the full rate")
@@ -84,7 +91,7 @@ struct BbrTests {
         #expect(driver.bbr.inflightHigh == nil)
         #expect(driver.bbr.bandwidth == Self.bandwidth)
         #expect(driver.bbr.backgroundLoss > 0.03)
-        #expect(driver.bbr.congestionWindow == 2 * 500_000 + Bbr.quantumDatagrams * Self.datagram)
+        #expect(driver.bbr.congestionWindow == Self.window(driver))
     }
 
     @Test("A round losing 10 % while the smoothed RTT shows a queue sets inflight_hi to 0.7 x its flight")
@@ -99,10 +106,10 @@ struct BbrTests {
         driver.round(rtt: .milliseconds(80), lossRate: 0.10, inFlight: 900_000)
         #expect(driver.bbr.inflightHigh == 630_000)
         #expect(driver.bbr.congestionWindow <= 630_000)
-        // A later round that fills the bound without congestion raises it by a datagram.
+        // A later round that fills the bound without congestion raises it by an eighth.
         driver.round(rtt: .milliseconds(80), inFlight: 630_000)
-        #expect(driver.bbr.inflightHigh == 631_200)
-        // Losses later proved spurious undo the cut.
+        #expect(driver.bbr.inflightHigh == 630_000 + 630_000 / 8)
+        // Losses later proved spurious undo the cut (here: back to no bound).
         driver.bbr.onSpuriousCongestionEvent()
         #expect(driver.bbr.inflightHigh == nil)
     }
@@ -183,5 +190,41 @@ struct BbrTests {
             }
         }
         #expect(sawUp && sawDown)
+    }
+
+    @Test("Loss periods pool short rounds until 100 datagrams; the first four periods only learn the background")
+    func lossPeriods() {
+        // 20 % random loss from the first round, and an RTT that triples (jitter, or a relay's queue): the first
+        // periods learn a 20 % background, so no later period is judged congested for it.
+        var fresh = Driver()
+        fresh.round(bandwidth: 3_000_000, lossRate: 0.2)
+        for _ in 0..<12 {
+            fresh.round(bandwidth: 3_000_000, rtt: .milliseconds(120), lossRate: 0.2, inFlight: 500_000)
+        }
+        #expect(fresh.bbr.lossPeriods == 13)
+        #expect(abs(fresh.bbr.backgroundLoss - 0.2) < 0.001)
+        #expect(fresh.bbr.inflightHigh == nil)
+
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        let before = driver.bbr.lossPeriods
+        #expect(before >= Bbr.learningLossPeriods)
+        // 48 kB rounds (40 datagrams): the third completes a period of 120 datagrams.
+        driver.round(bandwidth: 1_200_000, inFlight: 50_000)
+        driver.round(bandwidth: 1_200_000, inFlight: 50_000)
+        #expect(driver.bbr.lossPeriods == before)
+        driver.round(bandwidth: 1_200_000, inFlight: 50_000)
+        #expect(driver.bbr.lossPeriods == before + 1)
+    }
+
+    @Test("A jittery path gets twice the RTT variation at the bandwidth on top of two BDPs")
+    func jitterAllowance() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        for index in 0..<20 { driver.round(rtt: .milliseconds(index % 2 == 0 ? 40 : 80), inFlight: 500_000) }
+        #expect(driver.rtt.variation > .milliseconds(10))
+        #expect(driver.bbr.minRTT == Self.minRTT)
+        #expect(driver.bbr.congestionWindow == Self.window(driver))
+        #expect(driver.bbr.congestionWindow > 2 * 500_000 + 250_000)
     }
 }

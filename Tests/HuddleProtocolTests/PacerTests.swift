@@ -22,7 +22,7 @@ struct PacerTests {
                 == nil)
     }
 
-    @Test("Idle time never accumulates more than one burst")
+    @Test("Idle time never accumulates more than one burst: 2 ms at the rate, at most 64 datagrams")
     func boundedBurst() {
         var pacer = Pacer(maxDatagramSize: 1200)
         let rtt = Duration.milliseconds(10)
@@ -34,7 +34,29 @@ struct PacerTests {
             sentWithoutWaiting += 1
             if sentWithoutWaiting > 100 { break }
         }
-        #expect(sentWithoutWaiting == Pacer.burstDatagrams)
+        // 1.25 x 1 MB / 10 ms = 125 MB/s: 2 ms of it is 250 kB, more than the 64-datagram cap.
+        #expect(sentWithoutWaiting == Pacer.maxBurstDatagrams)
+        // At 12.5 MB/s, 2 ms is 25 kB: 20 datagrams.
+        var slower = Pacer(maxDatagramSize: 1200)
+        var released = 0
+        while slower.earliestSendTime(bytes: 1200, bytesPerSecond: 12_500_000, congestionWindow: 1_000_000, now: later)
+            == nil
+        {
+            slower.onSent(bytes: 1200)
+            released += 1
+            if released > 100 { break }
+        }
+        #expect(released == 10, "a new pacer starts with the minimum burst")
+        let refilled = later + .seconds(1)
+        released = 0
+        while slower.earliestSendTime(
+            bytes: 1200, bytesPerSecond: 12_500_000, congestionWindow: 1_000_000, now: refilled) == nil
+        {
+            slower.onSent(bytes: 1200)
+            released += 1
+            if released > 100 { break }
+        }
+        #expect(released == 20)
     }
 
     @Test("Over one round trip the pacer releases about 1.25 windows")
