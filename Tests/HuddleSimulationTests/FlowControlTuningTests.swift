@@ -128,4 +128,41 @@ struct FlowControlTuningTests {
         #expect(path.b.connection(toA) == nil)
         #expect(path.b.receiveWindowGrowth == 0)
     }
+
+    @Test("Six fast senders to one receiver: the windows grow by exactly the endpoint's 64 MiB, never more")
+    func endpointGrowthBound() throws {
+        let senders = 6
+        let endpoints = try TestMesh.endpoints(count: senders + 1, seed: 21)
+        let receiverKey = endpoints[0].staticKey
+        let bulk = Array(repeating: 65_536, count: 4096)
+        var nodes = [EndpointNode(endpoint: endpoints[0])]
+        for index in 1...senders {
+            nodes.append(
+                EndpointNode(
+                    endpoint: endpoints[index],
+                    workloads: [Workload(peer: receiverKey, channel: Self.channel, sizes: bulk)]))
+            nodes[0].expectedSizes[.init(sender: endpoints[index].staticKey, channel: Self.channel)] = bulk
+        }
+        var net = SimulatedNetwork(seed: 21, nodes: nodes, conditions: .clean(latency: .milliseconds(50)))
+        Invariants.install(on: &net)
+        let address = net.address(of: 0)
+        for index in 1...senders {
+            try net.withNode(index) { try $0.connect(to: receiverKey, at: address, now: .zero) }
+        }
+        var largestGrowth = 0
+        net.addChecker("receive-window growth within the endpoint's bound") { net in
+            guard let growth = net.node(0)?.endpoint.receiveWindowGrowth else { return nil }
+            largestGrowth = max(largestGrowth, growth)
+            return growth <= ProtocolLimits.maxReceiveWindowGrowthPerEndpoint ? nil : "growth \(growth)"
+        }
+        try net.run(for: .seconds(4))
+        let receiver = try #require(net.node(0)?.endpoint)
+        let windows = receiver.connectionIDs.compactMap { receiver.connection($0)?.receiveWindow }
+        #expect(windows.count == senders)
+        let base = ProtocolLimits.maxReassemblyBytesPerConnection
+        #expect(receiver.receiveWindowGrowth == windows.reduce(0) { $0 + $1 - base })
+        #expect(receiver.receiveWindowGrowth == ProtocolLimits.maxReceiveWindowGrowthPerEndpoint)
+        #expect(largestGrowth == ProtocolLimits.maxReceiveWindowGrowthPerEndpoint)
+        #expect(windows.filter { $0 == ProtocolLimits.maxReceiveWindowPerConnection }.count >= 3, "\(windows)")
+    }
 }
