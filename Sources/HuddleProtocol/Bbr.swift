@@ -57,7 +57,7 @@ public struct Bbr: CongestionController {
     /// How many round trips the bandwidth filter remembers.
     public static let bandwidthFilterRounds = 10
     /// How long a minimum RTT stays valid before probeRTT measures it again.
-    public static let minRTTFilterLength: Duration = .seconds(10)
+    public static let minRTTFilterLength: Duration = .seconds(5)
     /// How long probeRTT holds the small window (at least one round trip too).
     public static let probeRTTDuration: Duration = .milliseconds(200)
     /// The loss rate (lost / (delivered + lost) in one round trip) beyond the background loss above which a round

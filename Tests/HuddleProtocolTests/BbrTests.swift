@@ -140,15 +140,18 @@ struct BbrTests {
         #expect(driver.bbr.bandwidth == 2_000_000)
     }
 
-    @Test("After 10 s without a lower RTT, probeRTT holds half a BDP for 200 ms and a round, then probing resumes")
+    @Test("After 5 s without a lower RTT, probeRTT holds half a BDP for 200 ms and a round, then probing resumes")
     func probeRTT() {
         var driver = Driver()
         driver.reachProbeBandwidth()
-        // 10 s of rounds at a slightly higher RTT: the minimum is never refreshed.
-        while driver.now < .zero + .seconds(10) + .milliseconds(600) {
+        let refreshed = driver.now
+        // Rounds at a slightly higher RTT: the minimum is never refreshed, and probeRTT comes 5 s after it was.
+        while driver.bbr.mode != .probeRTT && driver.now < refreshed + .seconds(8) {
             driver.round(rtt: .milliseconds(41), inFlight: 500_000)
         }
         #expect(driver.bbr.mode == .probeRTT)
+        #expect(driver.now - refreshed > Bbr.minRTTFilterLength)
+        #expect(driver.now - refreshed <= Bbr.minRTTFilterLength + .milliseconds(41))
         #expect(driver.bbr.congestionWindow == driver.bbr.bandwidthDelayProduct! / 2)
         // The flight drains to the small window; 200 ms and a round later probing resumes.
         let entered = driver.now
