@@ -9,10 +9,12 @@
 /// - **minimum RTT**: the smallest RTT sample in the last ``minRTTFilterLength``;
 /// - **background loss**: the loss rate of the path, the mean over the first loss periods (rounds pooled until they
 ///   carried ``lossPeriodDatagrams`` datagrams) and then a moving average (weight ``backgroundLossWeight``);
-/// - **inflight_hi** (BBRv3's loss bound): unset until a round trip shows congestion, then 0.7 × the most that
-///   round had in flight, never below one bandwidth-delay product. A round is congested when it loses more than
-///   ``lossThreshold`` *beyond the background loss* of its data (and at least ``minimumCongestionLossDatagrams``,
-///   and ``congestionDeviations`` standard deviations more than the background explains) **and** shows queueing (the smoothed RTT exceeds the minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
+/// - **inflight_hi** (BBRv3's loss bound): unset until a loss period shows congestion, then 0.7 × the most that
+///   period had in flight, never below one bandwidth-delay product. A period is congested, once
+///   ``learningLossPeriods`` periods taught the background, when it loses more than ``lossThreshold`` *beyond the
+///   background loss* of its data (at least ``minimumCongestionLossDatagrams``, and ``congestionDeviations``
+///   standard deviations more than the background explains) **and** shows queueing (the smoothed RTT exceeds the
+///   minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
 ///   that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst above it.
 ///
 /// The state machine:
@@ -20,17 +22,17 @@
 ///   round trips that were not application-limited, or a round shows congestion loss;
 /// - **drain**: pacing gain 0.35 until what is in flight is at most one bandwidth-delay product;
 /// - **probeBandwidth**: eight phases of one minimum RTT each, with pacing gains 1.25 (probe up; lasts until the
-///   flight reaches 1.25 BDP or loss appears, at most two minimum RTTs), 0.75 (drain what probing queued; ends early at 1 BDP), then six of
-///   1.0; the first phase is chosen from the seed (never 0.75), so flows sharing a link do not probe in step;
+///   flight reaches 1.25 BDP or loss appears, at most two minimum RTTs), 0.75 (drain what probing queued; ends
+///   early at 1 BDP), then six of 1.0; the first phase is chosen from the seed (never 0.75), so flows sharing a link
+///   do not probe in step;
 /// - **probeRTT**: when the minimum RTT is ``minRTTFilterLength`` old, the window drops to half a BDP for
 ///   ``probeRTTDuration`` and one round trip, so queues drain and the minimum is measured again.
 ///
 /// Window: 2 × BDP plus ``quantumDatagrams`` datagrams, plus ``jitterGain`` × bandwidth × RTT variation (so a
 /// jittery path's late ACKs do not drain the pipe), plus after startup the ACK aggregation seen in the last
 /// ``ackAggregationRounds`` rounds (BBR's extra_acked: what arrived in ACK batches beyond the bandwidth), and at most
-/// inflight_hi; it grows by
-/// the acknowledged bytes toward that target (so startup doubles it each round trip) and never falls below
-/// ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
+/// inflight_hi; it grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and
+/// never falls below ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
 ///
 /// Loss still triggers retransmission (RFC 9002 recovery is unchanged); only the rate and window respond differently.
 public struct Bbr: CongestionController {
@@ -60,23 +62,23 @@ public struct Bbr: CongestionController {
     public static let minRTTFilterLength: Duration = .seconds(5)
     /// How long probeRTT holds the small window (at least one round trip too).
     public static let probeRTTDuration: Duration = .milliseconds(200)
-    /// The loss rate (lost / (delivered + lost) in one round trip) beyond the background loss above which a round
+    /// The loss rate (lost / (delivered + lost) in one loss period) beyond the background loss above which a period
     /// with queueing counts as congested: BBRv3's 2 %.
     public static let lossThreshold = 0.02
-    /// The fewest datagrams a round must lose to count as congested (BBRv3 also waits for several loss events): one
+    /// The fewest datagrams a loss period must lose to count as congested (BBRv3 also waits for several loss events): one
     /// loss in a ten-packet flight is 10 % but says nothing.
     public static let minimumCongestionLossDatagrams = 3
     /// Loss periods that only teach the background loss before any can be judged congested.
     public static let learningLossPeriods = 4
     /// The fewest datagrams (delivered or lost) a loss period spans: rounds are pooled until they carried this many.
     public static let lossPeriodDatagrams = 100
-    /// How many standard deviations above the background expectation a round's losses must be to be congestion.
+    /// How many standard deviations above the background expectation a period's losses must be to be congestion.
     public static let congestionDeviations = 4.0
-    /// The weight of each round in the background loss average.
+    /// The weight of each loss period in the background loss average (after the first periods' plain mean).
     public static let backgroundLossWeight = 1.0 / 16
     /// Queueing evidence: the smoothed RTT exceeds the minimum RTT by half of it plus this much.
     public static let queueingEvidence: Duration = .milliseconds(5)
-    /// inflight_hi after congestion: this fraction of the round's largest flight (BBRv3's beta).
+    /// inflight_hi after congestion: this fraction of the period's largest flight (BBRv3's beta).
     public static let lossBeta = 0.7
     /// Startup ends after this many round trips without 25 % bandwidth growth.
     public static let fullBandwidthRounds = 3
@@ -111,11 +113,11 @@ public struct Bbr: CongestionController {
     /// Whether startup found the bottleneck bandwidth.
     public private(set) var fullBandwidthReached = false
 
-    private var bandwidthFilter: [(round: Int, bytesPerSecond: Double)] = []
+    private var bandwidthFilter = RoundMaxFilter<Double>(rounds: Bbr.bandwidthFilterRounds)
     /// BBR's extra_acked: bytes acknowledged beyond what the bandwidth explains since an aggregation epoch began,
     /// the largest per round over the last rounds. ACKs that arrive in batches (delayed ACKs, a receiver that is
     /// descheduled for a millisecond) need that much more window to keep the pipe full between batches.
-    private var extraAckedFilter: [(round: Int, bytes: Int)] = []
+    private var extraAckedFilter = RoundMaxFilter<Int>(rounds: Bbr.ackAggregationRounds)
     private var ackEpochStart: Instant?
     private var ackEpochAcknowledged = 0
     private var minRTTStamp: Instant?
@@ -126,10 +128,9 @@ public struct Bbr: CongestionController {
     private var lostInPhase = false
     private var probeRTTDoneAt: Instant?
     private var probeRTTRoundDone = false
-    /// This round's statistics, for the loss bound.
+    /// The current loss period's statistics (rounds pooled to ``lossPeriodDatagrams``), for the loss bound.
     private var roundStartDelivered = 0
     private var roundStartLost = 0
-    private var roundMaxRTT: Duration = .zero
     private var smoothedRTT: Duration = .zero
     private var rttVariation: Duration = .zero
     private var roundMaxInflight = 0
@@ -166,8 +167,8 @@ public struct Bbr: CongestionController {
     public func pacingRate(smoothedRTT: Duration) -> Double {
         guard bandwidth > 0 else {
             // No sample yet: the initial window over the RTT we assume, at startup's gain.
-            let seconds = max(Double(smoothedRTT.nanoseconds), 1_000) / 1e9
-            return Self.startupPacingGain * Double(congestionWindow) / seconds
+            return Pacer.windowRate(
+                congestionWindow: congestionWindow, smoothedRTT: smoothedRTT, gain: Self.startupPacingGain)
         }
         return pacingGain * bandwidth * (1 - Self.pacingMargin)
     }
@@ -196,13 +197,12 @@ public struct Bbr: CongestionController {
     public mutating func onDeliverySample(
         _ sample: DeliveryRateSample, bytesInFlight: Int, rtt: RTTEstimator, now: Instant
     ) {
-        roundMaxRTT = max(roundMaxRTT, rtt.latest)
         smoothedRTT = rtt.smoothed
         rttVariation = rtt.variation
         roundMaxInflight = max(roundMaxInflight, sample.txInFlight)
         let roundStarted = sample.priorDelivered >= nextRoundDelivered
         if roundStarted {
-            endRound(sample: sample, now: now)
+            endRound(sample: sample)
         }
         updateBandwidth(sample)
         updateAckAggregation(acknowledged: sample.newlyAcknowledged, now: now)
@@ -216,7 +216,7 @@ public struct Bbr: CongestionController {
 
     private var minimumWindow: Int { Self.minimumWindowDatagrams * maxDatagramSize }
 
-    private mutating func endRound(sample: DeliveryRateSample, now: Instant) {
+    private mutating func endRound(sample: DeliveryRateSample) {
         roundCount += 1
         nextRoundDelivered = sample.totalDelivered
         let delivered = sample.totalDelivered - roundStartDelivered
@@ -248,7 +248,7 @@ public struct Bbr: CongestionController {
         lossPeriods += 1
         backgroundLoss += max(Self.backgroundLossWeight, 1 / Double(lossPeriods)) * (lossRate - backgroundLoss)
         if congested {
-            onCongestedRound()
+            onCongestedPeriod()
         } else if case .probeBandwidth(let phase) = mode, let high = inflightHigh,
             roundMaxInflight >= high - 2 * maxDatagramSize
         {
@@ -258,12 +258,11 @@ public struct Bbr: CongestionController {
         }
         roundStartDelivered = sample.totalDelivered
         roundStartLost = sample.totalLost
-        roundMaxRTT = .zero
         roundMaxInflight = 0
     }
 
     /// A round trip lost more than the threshold while a queue stood: congestion, not random loss.
-    private mutating func onCongestedRound() {
+    private mutating func onCongestedPeriod() {
         inflightHighBeforeCut = .some(inflightHigh)
         let floor = max(bandwidthDelayProduct ?? minimumWindow, minimumWindow)
         inflightHigh = max(Int(Self.lossBeta * Double(roundMaxInflight)), floor)
@@ -276,17 +275,12 @@ public struct Bbr: CongestionController {
         let rate = sample.bytesPerSecond
         // An application-limited sample only says the path carries at least this much.
         guard !sample.isApplicationLimited || rate >= bandwidth else { return }
-        bandwidthFilter.removeAll { $0.round <= roundCount - Self.bandwidthFilterRounds }
-        if let last = bandwidthFilter.last, last.round == roundCount {
-            bandwidthFilter[bandwidthFilter.count - 1].bytesPerSecond = max(last.bytesPerSecond, rate)
-        } else {
-            bandwidthFilter.append((roundCount, rate))
-        }
-        bandwidth = bandwidthFilter.reduce(0) { max($0, $1.bytesPerSecond) }
+        bandwidthFilter.update(rate, round: roundCount)
+        bandwidth = bandwidthFilter.maximum ?? 0
     }
 
     /// The largest ACK aggregation of the last ``ackAggregationRounds`` rounds, in bytes.
-    public var extraAcknowledged: Int { extraAckedFilter.reduce(0) { max($0, $1.bytes) } }
+    public var extraAcknowledged: Int { extraAckedFilter.maximum ?? 0 }
 
     private mutating func updateAckAggregation(acknowledged: Int, now: Instant) {
         guard bandwidth > 0 else { return }
@@ -299,13 +293,7 @@ public struct Bbr: CongestionController {
             return
         }
         ackEpochAcknowledged += acknowledged
-        let extra = min(ackEpochAcknowledged - expected, congestionWindow)
-        extraAckedFilter.removeAll { $0.round <= roundCount - Self.ackAggregationRounds }
-        if let last = extraAckedFilter.last, last.round == roundCount {
-            extraAckedFilter[extraAckedFilter.count - 1].bytes = max(last.bytes, extra)
-        } else {
-            extraAckedFilter.append((roundCount, extra))
-        }
+        extraAckedFilter.update(min(ackEpochAcknowledged - expected, congestionWindow), round: roundCount)
     }
 
     private mutating func updateMinRTT(_ sample: Duration, now: Instant) {

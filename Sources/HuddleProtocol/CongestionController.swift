@@ -41,7 +41,7 @@ extension CongestionController {
     ) {}
 
     public func pacingRate(smoothedRTT: Duration) -> Double {
-        Pacer.rateMultiplier * Double(congestionWindow) / (max(Double(smoothedRTT.nanoseconds), 1_000) / 1e9)
+        Pacer.windowRate(congestionWindow: congestionWindow, smoothedRTT: smoothedRTT)
     }
 }
 

@@ -1,8 +1,9 @@
 /// Spreads a congestion window's worth of packets over a round trip instead of sending it in one burst
 /// (RFC 9002 §7.7): a token bucket refilled at 1.25 × window / smoothed RTT, holding at most a small burst.
 ///
-/// The connection asks ``earliestSendTime(bytes:congestionWindow:smoothedRTT:now:)`` before sending a packet and
-/// reports it with ``onSent(bytes:)``; a returned instant becomes part of the connection's `nextDeadline`.
+/// The connection asks ``earliestSendTime(bytes:bytesPerSecond:congestionWindow:now:)`` (at its controller's
+/// pacing rate) before sending a packet and reports it with ``onSent(bytes:)``; a returned instant becomes part of
+/// the connection's `nextDeadline`.
 public struct Pacer: Sendable {
     /// RFC 9002's N: pace slightly faster than window / RTT so pacing never limits a window-limited sender.
     public static let rateMultiplier = 1.25
@@ -30,8 +31,10 @@ public struct Pacer: Sendable {
     public mutating func earliestSendTime(
         bytes: Int, congestionWindow: Int, smoothedRTT: Duration, now: Instant
     ) -> Instant? {
-        let rate = bytesPerNanosecond(congestionWindow: congestionWindow, smoothedRTT: smoothedRTT)
-        return earliestSendTime(bytes: bytes, bytesPerSecond: rate * 1e9, congestionWindow: congestionWindow, now: now)
+        earliestSendTime(
+            bytes: bytes,
+            bytesPerSecond: Self.windowRate(congestionWindow: congestionWindow, smoothedRTT: smoothedRTT),
+            congestionWindow: congestionWindow, now: now)
     }
 
     /// `nil` when a packet of `bytes` may be sent at `now`, otherwise the instant it may be sent, pacing at
@@ -60,9 +63,11 @@ public struct Pacer: Sendable {
         return max(min(burst, Double(congestionWindow)), Double(maxDatagramSize))
     }
 
-    private func bytesPerNanosecond(congestionWindow: Int, smoothedRTT: Duration) -> Double {
-        let rttNanoseconds = max(Double(smoothedRTT.nanoseconds), 1_000)
-        return Self.rateMultiplier * Double(congestionWindow) / rttNanoseconds
+    /// `gain` × `congestionWindow` / `smoothedRTT` in bytes per second (the RTT taken as at least 1 µs): RFC 9002's
+    /// window-based pacing rate with its N = ``rateMultiplier`` by default.
+    public static func windowRate(congestionWindow: Int, smoothedRTT: Duration, gain: Double = rateMultiplier) -> Double
+    {
+        gain * Double(congestionWindow) / (max(Double(smoothedRTT.nanoseconds), 1_000) / 1e9)
     }
 
     private mutating func refill(rate: Double, congestionWindow: Int, now: Instant) {

@@ -41,7 +41,7 @@ struct BbrTests {
             bbr.onDeliverySample(
                 DeliveryRateSample(
                     deliveredBytes: bytes, interval: sample, priorDelivered: prior, totalDelivered: delivered,
-                    isApplicationLimited: applicationLimited, txInFlight: flight, lostSinceSend: 0, totalLost: lost,
+                    isApplicationLimited: applicationLimited, txInFlight: flight, totalLost: lost,
                     newlyAcknowledged: bytes),
                 bytesInFlight: flight, rtt: rtt, now: now)
         }

@@ -39,14 +39,17 @@ extension Connection {
         if case .draining = state { return nil }
 
         let probing = probesOwed > 0
+        let hasCredit = peerMaxData > creditUsed
         let somethingToSend = Self.somethingToSend(
             controlPending: probing || pingPending || maxDataPending, datagrams: datagrams,
-            channels: sendChannels.channels, hasCredit: peerMaxData > creditUsed)
+            channels: sendChannels.channels, hasCredit: hasCredit)
         var mayElicit =
             somethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
+        // With credit, nothing to send means no data at all; without, only a second look tells.
         if !somethingToSend, sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow,
-            !Self.somethingToSend(
-                controlPending: false, datagrams: datagrams, channels: sendChannels.channels, hasCredit: true)
+            hasCredit
+                || !Self.somethingToSend(
+                    controlPending: false, datagrams: datagrams, channels: sendChannels.channels, hasCredit: true)
         {
             // Room in the window and no data at all to fill it: rate samples now measure the application, not the
             // path. (A sender held by the peer's flow-control credit is not application-limited: like Linux's

@@ -220,12 +220,13 @@ public struct Endpoint {
             let id = connectionOrder[(eventCursor + step) % count]
             let slot = connections.slot(of: id)!
             // The node-wide bound on grown receive windows: this connection may grow into what is left of it.
-            let window = connections.slots[slot]!.receiveWindow
-            connections.slots[slot]!.receiveWindowCeiling = min(
-                ProtocolLimits.maxReceiveWindowPerConnection,
-                window + ProtocolLimits.maxReceiveWindowGrowthPerEndpoint - receiveWindowGrowth)
-            let polled = connections.slots[slot]!.pollEvent()
-            receiveWindowGrowth += connections.slots[slot]!.receiveWindow - window
+            let allowance = ProtocolLimits.maxReceiveWindowGrowthPerEndpoint - receiveWindowGrowth
+            let (polled, grown) = connections.withConnection(in: slot) { connection in
+                let window = connection.receiveWindow
+                connection.receiveWindowCeiling = min(ProtocolLimits.maxReceiveWindowPerConnection, window + allowance)
+                return (connection.pollEvent(), connection.receiveWindow - window)
+            }
+            receiveWindowGrowth += grown
             guard let event = polled else { continue }
             eventCursor = (eventCursor + step) % count
             let peer = connections.withConnection(in: slot) { $0.peer }

@@ -26,12 +26,10 @@ public struct DeliveryRateEstimator: Sendable {
 
     private struct Pending: Sendable {
         var priorDelivered = -1
-        var priorTime: Instant?
         var sendElapsed = Duration.zero
         var ackElapsed = Duration.zero
         var isApplicationLimited = false
         var txInFlight = 0
-        var lostAtSend = 0
         var newlyAcknowledged = 0
     }
 
@@ -51,7 +49,7 @@ public struct DeliveryRateEstimator: Sendable {
         }
         return DeliverySnapshot(
             delivered: delivered, deliveredTime: deliveredTime ?? now, firstSentTime: firstSentTime ?? now,
-            isApplicationLimited: applicationLimitedUntil != 0, txInFlight: bytesInFlight + bytes, lost: lost)
+            isApplicationLimited: isApplicationLimited, txInFlight: bytesInFlight + bytes)
     }
 
     /// The sender ran out of data to send with `bytesInFlight` bytes in flight and room in its congestion window:
@@ -69,12 +67,10 @@ public struct DeliveryRateEstimator: Sendable {
         // The most recently sent packet (the one that saw the most deliveries before it) defines the sample.
         guard snapshot.delivered >= pending.priorDelivered else { return }
         pending.priorDelivered = snapshot.delivered
-        pending.priorTime = snapshot.deliveredTime
         pending.isApplicationLimited = snapshot.isApplicationLimited
         pending.sendElapsed = sentTime - snapshot.firstSentTime
         pending.ackElapsed = now - snapshot.deliveredTime
         pending.txInFlight = snapshot.txInFlight
-        pending.lostAtSend = snapshot.lost
         firstSentTime = sentTime
     }
 
@@ -88,92 +84,14 @@ public struct DeliveryRateEstimator: Sendable {
     public mutating func takeSample(minRTT: Duration?) -> DeliveryRateSample? {
         defer { pending = Pending() }
         if applicationLimitedUntil != 0, delivered > applicationLimitedUntil { applicationLimitedUntil = 0 }
-        guard pending.priorDelivered >= 0, pending.priorTime != nil else { return nil }
+        guard pending.priorDelivered >= 0 else { return nil }
         let interval = max(pending.sendElapsed, pending.ackElapsed)
         let bytes = delivered - pending.priorDelivered
         guard interval > .zero, bytes > 0, interval >= (minRTT ?? .zero) else { return nil }
         return DeliveryRateSample(
             deliveredBytes: bytes, interval: interval, priorDelivered: pending.priorDelivered,
             totalDelivered: delivered, isApplicationLimited: pending.isApplicationLimited,
-            txInFlight: pending.txInFlight, lostSinceSend: lost - pending.lostAtSend, totalLost: lost,
+            txInFlight: pending.txInFlight, totalLost: lost,
             newlyAcknowledged: pending.newlyAcknowledged)
-    }
-}
-
-/// What the ``DeliveryRateEstimator`` stamps on a packet when it is sent.
-public struct DeliverySnapshot: Sendable, Hashable {
-    /// The connection's total delivered bytes when the packet was sent.
-    public var delivered: Int
-    /// When that total last grew.
-    public var deliveredTime: Instant
-    /// The start of the send interval the packet belongs to.
-    public var firstSentTime: Instant
-    /// Whether the sender was application-limited.
-    public var isApplicationLimited: Bool
-    /// Bytes in flight just after the packet was sent, itself included (BBRv3's `tx_in_flight`).
-    public var txInFlight: Int
-    /// The connection's total lost bytes when the packet was sent.
-    public var lost: Int
-
-    /// A snapshot with these values.
-    public init(
-        delivered: Int, deliveredTime: Instant, firstSentTime: Instant, isApplicationLimited: Bool, txInFlight: Int,
-        lost: Int
-    ) {
-        self.delivered = delivered
-        self.deliveredTime = deliveredTime
-        self.firstSentTime = firstSentTime
-        self.isApplicationLimited = isApplicationLimited
-        self.txInFlight = txInFlight
-        self.lost = lost
-    }
-
-    /// The snapshot of a packet sent before anything was delivered, at `now`.
-    public static func initial(at now: Instant) -> DeliverySnapshot {
-        DeliverySnapshot(
-            delivered: 0, deliveredTime: now, firstSentTime: now, isApplicationLimited: false, txInFlight: 0, lost: 0)
-    }
-}
-
-/// One delivery-rate sample: what one ACK says about the path.
-public struct DeliveryRateSample: Sendable, Hashable {
-    /// Bytes delivered over ``interval``.
-    public var deliveredBytes: Int
-    /// The longer of the send and ACK intervals of the newest acknowledged packet.
-    public var interval: Duration
-    /// The connection's delivered total when that packet was sent (rounds start when it passes a mark).
-    public var priorDelivered: Int
-    /// The connection's delivered total now.
-    public var totalDelivered: Int
-    /// Whether the sender was application-limited when that packet was sent.
-    public var isApplicationLimited: Bool
-    /// Bytes in flight when that packet was sent, itself included.
-    public var txInFlight: Int
-    /// Bytes declared lost between that packet's send and now.
-    public var lostSinceSend: Int
-    /// The connection's lost total now.
-    public var totalLost: Int
-    /// Bytes this ACK newly acknowledged.
-    public var newlyAcknowledged: Int
-
-    /// The delivery rate in bytes per second.
-    public var bytesPerSecond: Double {
-        Double(deliveredBytes) / (Double(interval.nanoseconds) / 1e9)
-    }
-
-    /// A sample with these values.
-    public init(
-        deliveredBytes: Int, interval: Duration, priorDelivered: Int, totalDelivered: Int, isApplicationLimited: Bool,
-        txInFlight: Int, lostSinceSend: Int, totalLost: Int, newlyAcknowledged: Int
-    ) {
-        self.deliveredBytes = deliveredBytes
-        self.interval = interval
-        self.priorDelivered = priorDelivered
-        self.totalDelivered = totalDelivered
-        self.isApplicationLimited = isApplicationLimited
-        self.txInFlight = txInFlight
-        self.lostSinceSend = lostSinceSend
-        self.totalLost = totalLost
-        self.newlyAcknowledged = newlyAcknowledged
     }
 }
