@@ -37,6 +37,14 @@ public struct EndpointNode: SimulatedNode {
     public var recordsDeliveryTimes = false
     /// Arrival times per sender and channel, in order (kept only when ``recordsDeliveryTimes`` is set).
     public private(set) var deliveryTimes: [ExpectationKey: [Instant]] = [:]
+    /// When set, the application takes at most this many message bytes per second (a slow reader), banking unused
+    /// time for at most 10 ms; `nil` (the default): every event as soon as the endpoint has it.
+    public var readRate: Int?
+    /// Bytes the slow reader may still take, and when it last looked.
+    private var readAllowance = 0
+    private var lastReadAt: Instant?
+    /// Whether the slow reader stopped with events possibly waiting: it looks again a millisecond later.
+    private var readingPaused = false
     /// Invariant violations seen by this node (the network's checker reports them).
     public private(set) var violations: [String] = []
 
@@ -76,7 +84,11 @@ public struct EndpointNode: SimulatedNode {
         return SimulatedTransmit(destination: destination, datagram: datagram)
     }
 
-    public var nextDeadline: Instant? { endpoint.nextDeadline }
+    public var nextDeadline: Instant? {
+        guard readingPaused, let lastReadAt else { return endpoint.nextDeadline }
+        let resume = lastReadAt + .milliseconds(1)
+        return min(endpoint.nextDeadline ?? resume, resume)
+    }
 
     public var diagnostics: String {
         (endpoint.connectionIDs.compactMap { id in endpoint.connection(id).map { "\(id): \($0.timerReport)" } }
@@ -119,7 +131,18 @@ public struct EndpointNode: SimulatedNode {
     }
 
     private mutating func drainEvents(now: Instant) {
-        while let event = endpoint.pollEvent() {
+        if let readRate {
+            let elapsed = Double(((lastReadAt.map { now - $0 }) ?? .zero).nanoseconds) / 1e9
+            readAllowance = min(readAllowance + Int(Double(readRate) * elapsed), readRate / 100)
+            lastReadAt = now
+        }
+        readingPaused = false
+        while true {
+            if readRate != nil, readAllowance <= 0 {
+                readingPaused = true
+                break
+            }
+            guard let event = endpoint.pollEvent() else { break }
             switch event {
             case .connected:
                 connectedEvents += 1
@@ -140,6 +163,7 @@ public struct EndpointNode: SimulatedNode {
                 }
                 state.count += 1
                 state.bytes += bytes.count
+                if readRate != nil { readAllowance -= bytes.count }
                 state.lastDeliveryAt = now
                 received[key] = state
                 if recordsDeliveryTimes { deliveryTimes[key, default: []].append(now) }
