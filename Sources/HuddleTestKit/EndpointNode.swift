@@ -130,6 +130,9 @@ public struct EndpointNode: SimulatedNode {
         }
     }
 
+    /// Every route change the endpoint reported, in order.
+    public private(set) var routeChanges: [Route] = []
+
     private mutating func drainEvents(now: Instant) {
         if let readRate {
             let elapsed = Double(((lastReadAt.map { now - $0 }) ?? .zero).nanoseconds) / 1e9
@@ -172,6 +175,8 @@ public struct EndpointNode: SimulatedNode {
                 break
             case .delivered:
                 deliveredConfirmations += 1
+            case .routeChanged(_, _, let route):
+                routeChanges.append(route)
             case .unsent:
                 break  // only drivers with a queue in front of the endpoint report these
             case .closed(_, let peer, let reason, let undelivered):

@@ -78,7 +78,8 @@ public final class UDPEndpointDriver: Sendable {
         let gro = transport.receiveOffload && System.supportsUDPReceiveOffload
         let settings = EndpointChannelHandler.Settings(
             segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
-            transmitSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength),
+            transmitSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
+                + RelayEnvelope.headerLength,
             eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1))
 
         let outbound = OutboundQueue(

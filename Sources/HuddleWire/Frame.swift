@@ -23,6 +23,14 @@ public enum Frame: Equatable, WireEncodable {
     case maxData(UInt64)
     /// DATA_BLOCKED (0x07): the sender has data to send but is blocked at this flow-control limit.
     case dataBlocked(UInt64)
+    /// PATH_CHALLENGE (0x08): 8 bytes (read as a little-endian integer) to be echoed.
+    case pathChallenge(UInt64)
+    /// PATH_RESPONSE (0x09): the 8 bytes of the PATH_CHALLENGE it answers.
+    case pathResponse(UInt64)
+    /// OBSERVED_ADDRESS (0x0A): the address the sender sees the receiver at.
+    case observedAddress(WireAddress)
+    /// CANDIDATES (0x0B): a count (at most ``WireLimits/maxCandidates``) and that many addresses.
+    case candidates([WireAddress])
 
     /// The frame's type.
     public var frameType: FrameType {
@@ -34,6 +42,10 @@ public enum Frame: Equatable, WireEncodable {
         case .close: return .close
         case .maxData: return .maxData
         case .dataBlocked: return .dataBlocked
+        case .pathChallenge: return .pathChallenge
+        case .pathResponse: return .pathResponse
+        case .observedAddress: return .observedAddress
+        case .candidates: return .candidates
         }
     }
 
@@ -46,6 +58,10 @@ public enum Frame: Equatable, WireEncodable {
         case .datagram(let frame): return frame.encodedLength
         case .close(let frame): return frame.encodedLength
         case .maxData(let limit), .dataBlocked(let limit): return 1 + VarInt.encodedLength(of: limit)
+        case .pathChallenge, .pathResponse: return 9
+        case .observedAddress(let address): return 1 + address.encodedLength
+        case .candidates(let addresses):
+            return 1 + VarInt.encodedLength(of: UInt64(addresses.count)) + addresses.reduce(0) { $0 + $1.encodedLength }
         }
     }
 
@@ -72,6 +88,23 @@ public enum Frame: Equatable, WireEncodable {
             try writer.require(encodedLength)
             try writer.writeVarInt(frameType.rawValue)
             try writer.writeVarInt(limit)
+        case .pathChallenge(let data), .pathResponse(let data):
+            try writer.require(encodedLength)
+            try writer.writeVarInt(frameType.rawValue)
+            try writer.writeUInt64LE(data)
+        case .observedAddress(let address):
+            try writer.require(encodedLength)
+            try writer.writeVarInt(frameType.rawValue)
+            try address.encode(into: &writer)
+        case .candidates(let addresses):
+            guard addresses.count <= WireLimits.maxCandidates else {
+                throw .lengthOutOfRange(
+                    field: .candidateCount, value: UInt64(addresses.count), limit: UInt64(WireLimits.maxCandidates))
+            }
+            try writer.require(encodedLength)
+            try writer.writeVarInt(frameType.rawValue)
+            try writer.writeVarInt(UInt64(addresses.count))
+            for address in addresses { try address.encode(into: &writer) }
         }
     }
 

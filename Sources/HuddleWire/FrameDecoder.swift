@@ -64,6 +64,21 @@ public struct FrameDecoder {
                 return .maxData(try reader.readVarInt())
             case FrameType.dataBlocked.rawValue:
                 return .dataBlocked(try reader.readVarInt())
+            case FrameType.pathChallenge.rawValue:
+                return .pathChallenge(try reader.readUInt64LE())
+            case FrameType.pathResponse.rawValue:
+                return .pathResponse(try reader.readUInt64LE())
+            case FrameType.observedAddress.rawValue:
+                return .observedAddress(try WireAddress(decoding: &reader))
+            case FrameType.candidates.rawValue:
+                let count = try reader.readVarInt()
+                guard count <= WireLimits.maxCandidates else {
+                    throw .lengthOutOfRange(field: .candidateCount, value: count, limit: UInt64(WireLimits.maxCandidates))
+                }
+                var addresses: [WireAddress] = []
+                addresses.reserveCapacity(Int(count))
+                for _ in 0..<count { addresses.append(try WireAddress(decoding: &reader)) }
+                return .candidates(addresses)
             default:
                 throw .unknownFrameType(type)
             }

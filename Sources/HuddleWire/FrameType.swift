@@ -1,6 +1,6 @@
 /// The type of a frame inside a decrypted transport payload, sent as a variable-length integer.
 ///
-/// Defined types are 0x00-0x07. The ranges ``membershipRange`` (0x10-0x1F) and ``journalRange``
+/// Defined types are 0x00-0x0B. The ranges ``membershipRange`` (0x10-0x1F) and ``journalRange``
 /// (0x20-0x2F) are reserved for membership and journal frames; until those are specified, they and every
 /// other undefined type are rejected with ``WireError/unknownFrameType(_:)`` (as in QUIC, an unknown frame
 /// type is a protocol violation, because its length cannot be known).
@@ -30,6 +30,15 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let maxData = FrameType(rawValue: 0x06)
     /// 0x07: DATA_BLOCKED; reports that the sender is blocked by flow control.
     public static let dataBlocked = FrameType(rawValue: 0x07)
+    /// 0x08: PATH_CHALLENGE; 8 random bytes the receiver echoes in a PATH_RESPONSE, to the address the challenge
+    /// came from (path validation).
+    public static let pathChallenge = FrameType(rawValue: 0x08)
+    /// 0x09: PATH_RESPONSE; echoes a PATH_CHALLENGE's 8 bytes.
+    public static let pathResponse = FrameType(rawValue: 0x09)
+    /// 0x0A: OBSERVED_ADDRESS; the address the sender sees the receiver's packets come from (a reflexive address).
+    public static let observedAddress = FrameType(rawValue: 0x0A)
+    /// 0x0B: CANDIDATES; addresses at which the sender may be reachable directly (for hole punching).
+    public static let candidates = FrameType(rawValue: 0x0B)
 
     /// Frame types reserved for membership frames (roster, invitations); not defined yet.
     public static let membershipRange: ClosedRange<UInt64> = 0x10...0x1F
@@ -52,6 +61,10 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case 0x05: return "CLOSE"
         case 0x06: return "MAX_DATA"
         case 0x07: return "DATA_BLOCKED"
+        case 0x08: return "PATH_CHALLENGE"
+        case 0x09: return "PATH_RESPONSE"
+        case 0x0A: return "OBSERVED_ADDRESS"
+        case 0x0B: return "CANDIDATES"
         default: return "0x" + String(rawValue, radix: 16)
         }
     }

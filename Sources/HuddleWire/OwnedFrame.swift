@@ -18,6 +18,14 @@ public enum OwnedFrame: Hashable, Sendable, WireEncodable, CustomStringConvertib
     case maxData(UInt64)
     /// DATA_BLOCKED (0x07).
     case dataBlocked(UInt64)
+    /// PATH_CHALLENGE (0x08).
+    case pathChallenge(UInt64)
+    /// PATH_RESPONSE (0x09).
+    case pathResponse(UInt64)
+    /// OBSERVED_ADDRESS (0x0A).
+    case observedAddress(WireAddress)
+    /// CANDIDATES (0x0B).
+    case candidates([WireAddress])
 
     /// Copies a borrowed frame.
     public init(_ frame: Frame) {
@@ -32,6 +40,10 @@ public enum OwnedFrame: Hashable, Sendable, WireEncodable, CustomStringConvertib
         case .close(let close): self = .close(close)
         case .maxData(let limit): self = .maxData(limit)
         case .dataBlocked(let limit): self = .dataBlocked(limit)
+        case .pathChallenge(let data): self = .pathChallenge(data)
+        case .pathResponse(let data): self = .pathResponse(data)
+        case .observedAddress(let address): self = .observedAddress(address)
+        case .candidates(let addresses): self = .candidates(addresses)
         }
     }
 
@@ -56,6 +68,10 @@ public enum OwnedFrame: Hashable, Sendable, WireEncodable, CustomStringConvertib
         case .close(let close): return try body(.close(close))
         case .maxData(let limit): return try body(.maxData(limit))
         case .dataBlocked(let limit): return try body(.dataBlocked(limit))
+        case .pathChallenge(let data): return try body(.pathChallenge(data))
+        case .pathResponse(let data): return try body(.pathResponse(data))
+        case .observedAddress(let address): return try body(.observedAddress(address))
+        case .candidates(let addresses): return try body(.candidates(addresses))
         }
     }
 
@@ -80,6 +96,10 @@ public enum OwnedFrame: Hashable, Sendable, WireEncodable, CustomStringConvertib
         case .close(let close): return "close(\(close.code), \"\(close.reason)\")"
         case .maxData(let limit): return "maxData(\(limit))"
         case .dataBlocked(let limit): return "dataBlocked(\(limit))"
+        case .pathChallenge(let data): return "pathChallenge(\(data))"
+        case .pathResponse(let data): return "pathResponse(\(data))"
+        case .observedAddress(let address): return "observedAddress(\(address))"
+        case .candidates(let addresses): return "candidates(\(addresses.count))"
         }
     }
 

@@ -44,6 +44,13 @@ public enum PacketClassifier {
             for offset in 1...3 where datagram[offset] != 0 {
                 throw .nonZeroReserved(offset: offset)
             }
+        } else if type == .relaySend || type == .relayDeliver {
+            guard datagram.count >= RelayEnvelope.minimumLength else {
+                throw .truncated(needed: RelayEnvelope.minimumLength, available: datagram.count)
+            }
+            for offset in 1...3 where datagram[offset] != 0 {
+                throw .nonZeroReserved(offset: offset)
+            }
         } else {
             guard datagram.count >= TransportHeader.minimumPacketLength else {
                 throw .truncated(needed: TransportHeader.minimumPacketLength, available: datagram.count)

@@ -8,6 +8,16 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     case cookieReply = 3
     /// An encrypted transport packet (``TransportHeader`` + ciphertext + tag), at least 32 bytes.
     case transportData = 4
+    /// A node's registration at a relay (``RelayRegister``), exactly 68 bytes.
+    case relayRegister = 5
+    /// A relay's challenge to a registration (``RelayChallenge``), exactly 52 bytes.
+    case relayChallenge = 6
+    /// A relay's confirmation of a registration (``RelayRegistered``), exactly 39 bytes.
+    case relayRegistered = 7
+    /// A packet for a relay to forward (``RelayEnvelope``), at least 68 bytes.
+    case relaySend = 8
+    /// A packet a relay forwards (``RelayEnvelope``), at least 68 bytes.
+    case relayDeliver = 9
 
     /// The exact datagram length of the fixed-size handshake types, or `nil` for ``transportData``.
     @inlinable
@@ -16,14 +26,20 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .handshakeInitiation: return HandshakeInitiation.encodedLength
         case .handshakeResponse: return HandshakeResponse.encodedLength
         case .cookieReply: return CookieReply.encodedLength
-        case .transportData: return nil
+        case .relayRegister: return RelayRegister.encodedLength
+        case .relayChallenge: return RelayChallenge.encodedLength
+        case .relayRegistered: return RelayRegistered.encodedLength
+        case .transportData, .relaySend, .relayDeliver: return nil
         }
     }
 
     /// The smallest valid datagram of this type.
     @inlinable
     public var minimumLength: Int {
-        fixedLength ?? TransportHeader.minimumPacketLength
+        switch self {
+        case .relaySend, .relayDeliver: return RelayEnvelope.minimumLength
+        default: return fixedLength ?? TransportHeader.minimumPacketLength
+        }
     }
 
     /// The name used in `docs/PROTOCOL.md`.
@@ -33,6 +49,11 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .handshakeResponse: return "handshake response"
         case .cookieReply: return "cookie reply"
         case .transportData: return "transport data"
+        case .relayRegister: return "relay register"
+        case .relayChallenge: return "relay challenge"
+        case .relayRegistered: return "relay registered"
+        case .relaySend: return "relay send"
+        case .relayDeliver: return "relay deliver"
         }
     }
 }

@@ -40,6 +40,18 @@ public enum WireField: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case cookieNonce
     /// The encrypted cookie of a cookie reply (32 bytes).
     case encryptedCookie
+    /// The family byte of an address (4 or 6).
+    case addressFamily
+    /// The address bytes of an address (4 or 16).
+    case address
+    /// The number of addresses in a CANDIDATES frame.
+    case candidateCount
+    /// A static key in a relay packet (32 bytes).
+    case relayKey
+    /// The registration token of a relay packet (16 bytes).
+    case relayToken
+    /// The MAC of a relay packet (16 bytes).
+    case relayMAC
 
     /// The field's name as used in `docs/PROTOCOL.md`.
     public var description: String { rawValue }

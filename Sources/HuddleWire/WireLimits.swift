@@ -25,6 +25,9 @@ public enum WireLimits {
     /// Largest CLOSE reason phrase, in UTF-8 bytes.
     public static let maxCloseReasonLength = 256
 
+    /// Most addresses in one CANDIDATES frame.
+    public static let maxCandidates = 8
+
     /// Largest value a QUIC variable-length integer can carry: 2^62 - 1.
     public static let maxVarInt: UInt64 = (1 << 62) - 1
 }

@@ -198,6 +198,12 @@ extension Connection {
         nextInitiationAt = min(due, handshakeStartedAt ?? due)
     }
 
+    /// Sends the pending initiation again at `now` (a relay just became able to carry it), with no new credentials.
+    mutating func resendInitiationSoon(now: Instant) {
+        guard initiation != nil, let due = nextInitiationAt else { return }
+        nextInitiationAt = min(due, now)
+    }
+
     /// Asks for a handshake as soon as possible (first connect, rekey).
     mutating func requestHandshake(now: Instant) {
         guard nextInitiationAt == nil, initiation == nil else { return }

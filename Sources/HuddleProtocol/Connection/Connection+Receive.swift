@@ -1,9 +1,12 @@
 import HuddleWire
 
 extension Connection {
-    /// Processes the decrypted frames of an authenticated packet. A protocol violation closes the connection with
-    /// CLOSE(protocolViolation); nothing else is affected.
-    mutating func handlePayload(_ payload: UnsafeRawBufferPointer, packetNumber: UInt64, now: Instant) {
+    /// Processes the decrypted frames of an authenticated packet that arrived on `route` as a datagram of
+    /// `datagramLength` bytes. A protocol violation closes the connection with CLOSE(protocolViolation); nothing else
+    /// is affected.
+    mutating func handlePayload(
+        _ payload: UnsafeRawBufferPointer, packetNumber: UInt64, from route: Route, datagramLength: Int, now: Instant
+    ) {
         guard state != .closed else { return }
         lastReceivedAt = now
         idleTimerStartedAt = now
@@ -14,8 +17,14 @@ extension Connection {
 
         var decoder = FrameDecoder(payload)
         var ackEliciting = false
+        var probing = true
+        let newest = receivedPackets.largestReceived.map { packetNumber > $0 } ?? true
         do {
             while let frame = try decoder.next() {
+                switch frame {
+                case .pathChallenge, .pathResponse: break
+                default: probing = false
+                }
                 switch frame {
                 case .ack(let ack):
                     try handleAck(ack, now: now)
@@ -36,6 +45,16 @@ extension Connection {
                 case .dataBlocked:
                     ackEliciting = true
                     maxDataPending = true
+                case .pathChallenge(let data):
+                    paths.owe(response: data, on: route)
+                case .pathResponse(let data):
+                    handlePathResponse(data, now: now)
+                case .observedAddress(let address):
+                    ackEliciting = true
+                    if let observed = NetworkAddress(wire: address) { events.append(.observedAddress(observed)) }
+                case .candidates(let addresses):
+                    ackEliciting = true
+                    handleCandidates(addresses, now: now)
                 }
             }
         } catch let error as WireError {
@@ -51,6 +70,7 @@ extension Connection {
         } catch {
             preconditionFailure("unexpected error \(error)")
         }
+        observePacket(from: route, bytes: datagramLength, probing: probing, newest: newest, now: now)
         if ackEliciting { lastAckElicitingReceivedAt = now }
         let gapBelow = receivedPackets.largestReceived.map { packetNumber > $0 + 1 } ?? false
         receivedPackets.onReceived(packetNumber, ackEliciting: ackEliciting, now: now)
@@ -144,6 +164,7 @@ extension Connection {
         statistics.packetsLost += lost.count
         for packet in lost {
             if packet.record.carriesMaxData { maxDataPending = true }
+            if packet.record.carriesAddresses { addressesLost() }
             for index in 0..<packet.record.fragmentCount {
                 let record = packet.record.fragment(at: index)
                 if let position = sendChannels.position(of: record.channel) {

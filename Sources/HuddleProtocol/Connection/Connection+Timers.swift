@@ -8,6 +8,13 @@ extension Connection {
             guard let instant else { return }
             earliest = earliest.map { min($0, instant) } ?? instant
         }
+        if state == .established { consider(paths.nextChallengeDeadline) }
+        if amplificationBlocked {
+            // Nothing but probes can go out until the peer answers on this route: waking for an ACK, a loss probe or
+            // the pacer would find nothing to send, again and again.
+            consider(idleDeadline)
+            return earliest
+        }
         consider(receivedPackets.ackDeadline)
         consider(sentPackets.deadline(rtt: rtt))
         consider(nextInitiationAt)
@@ -91,6 +98,11 @@ extension Connection {
             retransmit(loss.packets)
         case .probe(let count):
             probesOwed = max(probesOwed, count)
+            // Three probe timeouts in a row on a direct route that was reached through a relay: the direct path
+            // (a NAT mapping, usually) stopped working, so the relay carries the probes and everything after them.
+            if sentPackets.probeTimeoutCount >= ProtocolLimits.probeTimeoutsBeforeRelayFallback {
+                fallBackToRelayIfQuiet()
+            }
         }
 
         if keepaliveArmed, now >= lastSentAt + configuration.keepaliveInterval {

@@ -9,14 +9,27 @@ extension Connection {
     /// Priority inside a packet: a final ACK and CLOSE; otherwise ACK, MAX_DATA, PING, datagrams, then channel data by
     /// ``ChannelPriority`` (control, messages, bulk), with bulk guaranteed one packet in every
     /// ``ChannelPriority/bulkShare``. Small messages share packets.
-    public mutating func pollTransmit(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
+    ///
+    /// Path probes (PATH_RESPONSE, PATH_CHALLENGE) go first, each on its own route; everything else goes on ``route``,
+    /// within the amplification limit while that route is not validated.
+    public mutating func pollTransmit(
+        into buffer: UnsafeMutableRawBufferPointer, now: Instant
+    ) -> (route: Route, length: Int)? {
         // Only the creation time is read here; the packet is sealed under `current` in place (a local copy of the
         // keypair would retain and release its keys and replay window for every packet).
         guard state != .closed, let created = current?.created, now - created < configuration.rejectAfterTime,
             nextPacketNumber < ProtocolLimits.rejectAfterPackets, sentPackets.canSend
         else { return nil }
+        precondition(buffer.count >= configuration.maxDatagramSize, "transmit buffer smaller than the datagram size")
+        if state == .established, let probe = pollProbe(into: buffer, now: now) { return probe }
+        guard !amplificationBlocked, let length = pollPacket(into: buffer, now: now) else { return nil }
+        paths.sent(length)
+        return (paths.current, length)
+    }
+
+    /// Builds the next packet on ``route``; see ``pollTransmit(into:now:)``.
+    private mutating func pollPacket(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
         let datagramSize = configuration.maxDatagramSize
-        precondition(buffer.count >= datagramSize, "transmit buffer smaller than the datagram size")
         let payloadArea = UnsafeMutableRawBufferPointer(
             rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
         var writer = ByteWriter(payloadArea)
@@ -41,7 +54,7 @@ extension Connection {
         let probing = probesOwed > 0
         let hasCredit = peerMaxData > creditUsed
         let somethingToSend = Self.somethingToSend(
-            controlPending: probing || pingPending || maxDataPending, datagrams: datagrams,
+            controlPending: probing || pingPending || maxDataPending || addressesOwed, datagrams: datagrams,
             channels: sendChannels.channels, hasCredit: hasCredit)
         var mayElicit =
             somethingToSend && (probing || sentPackets.bytesInFlight + datagramSize <= congestion.congestionWindow)
@@ -90,7 +103,7 @@ extension Connection {
         // methods (pollTransmit, handlePayload) copied the whole connection, retaining each of its buffers, on every
         // packet.
         Self.somethingToSend(
-            controlPending: probesOwed > 0 || pingPending || maxDataPending, datagrams: datagrams,
+            controlPending: probesOwed > 0 || pingPending || maxDataPending || addressesOwed, datagrams: datagrams,
             channels: sendChannels.channels, hasCredit: sendCredit > 0)
     }
 
@@ -103,7 +116,7 @@ extension Connection {
 
     /// Writes control frames, datagrams and channel data; returns whether anything ack-eliciting was written.
     private mutating func fillData(_ writer: inout ByteWriter, record: inout SentFrames) -> Bool {
-        var wrote = false
+        var wrote = observedAddressOwed || candidatesOwed ? fillAddresses(&writer, record: &record) : false
         if maxDataPending, (try? Frame.maxData(advertisedMaxData).encode(into: &writer)) != nil {
             maxDataPending = false
             record.carriesMaxData = true
@@ -156,7 +169,7 @@ extension Connection {
         return wrote
     }
 
-    private mutating func seal(
+    mutating func seal(
         buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber

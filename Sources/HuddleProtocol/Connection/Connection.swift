@@ -38,8 +38,16 @@ public struct Connection {
     public let id: ConnectionID
     /// The peer's static key.
     public let peer: X25519PublicKey
-    /// The peer's current address (updated when an authenticated packet arrives from a new one).
-    public internal(set) var address: NetworkAddress
+    /// The routes to the peer: the one in use, the validated ones, path challenges in progress.
+    var paths: PathSet
+    /// This endpoint's own addresses to offer the peer in CANDIDATES while the connection is relayed.
+    var localCandidates: [NetworkAddress] = []
+    /// CANDIDATES are to be sent (the connection became relayed, or the local candidates changed).
+    var candidatesOwed = false
+    /// OBSERVED_ADDRESS is to be sent (the connection reached the peer at a new direct address).
+    var observedAddressOwed = false
+    /// The peer's latest CANDIDATES.
+    var candidatesReceived: [NetworkAddress] = []
     /// Where the connection is in its life.
     public internal(set) var state: State = .connecting
     /// The configuration it runs with.
@@ -131,24 +139,16 @@ public struct Connection {
     /// Statistics for `/peers`-style reporting.
     public internal(set) var statistics = ConnectionStatistics()
 
-    /// A new connection to `peer` at `address`, created at `now`.
+    /// A new connection to `peer` over `route`, created at `now`; path challenges draw their data from `random`.
     public init(
-        id: ConnectionID, peer: X25519PublicKey, address: NetworkAddress, configuration: ConnectionConfiguration,
-        now: Instant
+        id: ConnectionID, peer: X25519PublicKey, route: Route, configuration: ConnectionConfiguration,
+        random: ChaChaRandomGenerator, now: Instant
     ) {
         self.id = id
         self.peer = peer
-        self.address = address
+        self.paths = PathSet(route: route, random: random)
         self.configuration = configuration
-        switch configuration.congestionControl {
-        case .bbr:
-            // The peer's key and the connection number seed the probing phase: flows from different senders, or to
-            // different peers, do not probe in step.
-            let seed = peer.bytes.prefix(8).reduce(id.rawValue) { $0 &* 257 &+ UInt64($1) }
-            congestion = Bbr(maxDatagramSize: configuration.maxDatagramSize, seed: seed)
-        case .cubic: congestion = Cubic(maxDatagramSize: configuration.maxDatagramSize)
-        case .newReno: congestion = NewReno(maxDatagramSize: configuration.maxDatagramSize)
-        }
+        congestion = Self.makeCongestionController(id: id, peer: peer, configuration: configuration)
         pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
         // Both sides start with the whole reassembly budget as implicit credit, so no round trip is needed first.
         let initialWindow = UInt64(ProtocolLimits.maxReassemblyBytesPerConnection)
@@ -158,6 +158,20 @@ public struct Connection {
         lastReceivedAt = now
         lastSentAt = now
         idleTimerStartedAt = now
+    }
+
+    static func makeCongestionController(
+        id: ConnectionID, peer: X25519PublicKey, configuration: ConnectionConfiguration
+    ) -> any CongestionController {
+        switch configuration.congestionControl {
+        case .bbr:
+            // The peer's key and the connection number seed the probing phase: flows from different senders, or to
+            // different peers, do not probe in step.
+            let seed = peer.bytes.prefix(8).reduce(id.rawValue) { $0 &* 257 &+ UInt64($1) }
+            return Bbr(maxDatagramSize: configuration.maxDatagramSize, seed: seed)
+        case .cubic: return Cubic(maxDatagramSize: configuration.maxDatagramSize)
+        case .newReno: return NewReno(maxDatagramSize: configuration.maxDatagramSize)
+        }
     }
 
     // MARK: - Application API

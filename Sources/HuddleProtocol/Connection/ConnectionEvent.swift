@@ -13,6 +13,11 @@ public enum ConnectionEvent: Sendable, Equatable {
     /// The connection closed. `reason` is `nil` for a local, orderly close. `undelivered` lists every accepted
     /// message the peer did not acknowledge: none is ever lost silently.
     case closed(reason: ProtocolError?, undelivered: [UndeliveredMessage])
+    /// Packets to the peer now take `route` (the peer migrated, hole punching reached it directly, or a direct
+    /// route failed and the connection went back to the relay or its previous route).
+    case routeChanged(Route)
+    /// The peer reports seeing this side at `address` (OBSERVED_ADDRESS): a reflexive address.
+    case observedAddress(NetworkAddress)
 }
 
 /// An accepted message whose delivery could not be confirmed before its connection closed.

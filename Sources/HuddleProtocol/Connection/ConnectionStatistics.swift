@@ -22,4 +22,12 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var handshakes = 0
     /// Times the receive window doubled (flow-control auto-tuning).
     public var receiveWindowIncreases = 0
+    /// Times the connection moved to another route (the peer migrated, hole punching, or falling back).
+    public var migrations = 0
+    /// Routes validated by a PATH_RESPONSE.
+    public var pathsValidated = 0
+    /// Routes whose validation failed (the connection went back to the previous route when it was the current one).
+    public var pathValidationFailures = 0
+    /// PATH_CHALLENGE and PATH_RESPONSE packets sent.
+    public var pathProbesSent = 0
 }

@@ -10,6 +10,8 @@ struct SentFrames: Sendable {
     var ackLargest: UInt64?
     /// Whether the packet carried MAX_DATA (on loss the latest limit is re-sent, not the lost value).
     var carriesMaxData = false
+    /// Whether the packet carried CANDIDATES or OBSERVED_ADDRESS (sent again, with the latest values, on loss).
+    var carriesAddresses = false
     /// How many fragments the packet carried.
     private(set) var fragmentCount = 0
     private var first: FragmentRecord?

@@ -11,10 +11,33 @@ extension Endpoint {
             return
         }
         switch type {
-        case .transportData: handleTransport(datagram, from: source, now: now)
-        case .handshakeInitiation: handleInitiation(Array(datagram), from: source, now: now)
-        case .handshakeResponse: handleResponse(Array(datagram), from: source, now: now)
+        case .relayChallenge, .relayRegistered, .relayDeliver:
+            handleRelayPacket(datagram, type: type, from: source, now: now)
+        case .relayRegister, .relaySend:
+            // Packets only a relay takes.
+            statistics.malformedDropped += 1
+        default:
+            dispatch(datagram, type: type, from: .direct(source), now: now)
+        }
+    }
+
+    /// Handles a Huddle packet (types 1-4) that arrived on `route`: straight from its sender, or unwrapped from a
+    /// relay's RELAY_DELIVER.
+    mutating func dispatch(
+        _ datagram: UnsafeMutableRawBufferPointer, type: PacketType? = nil, from route: Route, now: Instant
+    ) {
+        guard let type = type ?? (try? PacketClassifier.classify(UnsafeRawBufferPointer(datagram))) else {
+            statistics.malformedDropped += 1
+            return
+        }
+        switch type {
+        case .transportData: handleTransport(datagram, from: route, now: now)
+        case .handshakeInitiation: handleInitiation(Array(datagram), from: route, now: now)
+        case .handshakeResponse: handleResponse(Array(datagram), from: route, now: now)
         case .cookieReply: handleCookieReply(Array(datagram), now: now)
+        case .relayRegister, .relayChallenge, .relayRegistered, .relaySend, .relayDeliver:
+            // A relay packet inside a relay packet.
+            statistics.malformedDropped += 1
         }
     }
 
@@ -27,7 +50,7 @@ extension Endpoint {
     // MARK: - Transport
 
     private mutating func handleTransport(
-        _ datagram: UnsafeMutableRawBufferPointer, from source: NetworkAddress, now: Instant
+        _ datagram: UnsafeMutableRawBufferPointer, from route: Route, now: Instant
     ) {
         guard let header = try? TransportHeader(decoding: UnsafeRawBufferPointer(datagram)) else {
             statistics.malformedDropped += 1
@@ -39,20 +62,25 @@ extension Endpoint {
             statistics.unknownIndexDropped += 1
             return
         }
+        // Through a relay, only the connection's own peer: the relay vouches for the sender's key.
+        if case .relayed(_, let sender) = route, connections.withConnection(in: slot, { $0.peer != sender }) {
+            statistics.transportRejected += 1
+            return
+        }
         guard let range = connections.slots[slot]!.open(datagram, header: header, slot: keySlot, now: now) else {
             statistics.transportRejected += 1
             return
         }
-        // Roaming: an authenticated packet from a new address moves the path there (as WireGuard does).
-        connections.withConnection(in: slot) { if $0.address != source { $0.address = source } }
+        // The connection decides whether the peer moved (migration with path validation, docs/PROTOCOL.md 7.7).
         connections.slots[slot]!.handlePayload(
-            UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, now: now)
+            UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, from: route,
+            datagramLength: datagram.count, now: now)
         collectRetiredIndices(id, slot: slot)
     }
 
     // MARK: - Handshake: responder side
 
-    private mutating func handleInitiation(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
+    private mutating func handleInitiation(_ bytes: [UInt8], from source: Route, now: Instant) {
         // mac1 first: one keyed hash per known mac secret, and no Diffie-Hellman for strangers (H4, D1).
         let fromMember = peers.values.contains {
             $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
@@ -164,7 +192,7 @@ extension Endpoint {
         }
         let id =
             liveConnection(to: received.initiatorStatic)
-            ?? makeConnection(peer: received.initiatorStatic, address: source, now: now)
+            ?? makeConnection(peer: received.initiatorStatic, route: source, now: now)
         var connection = connections[id]!
         // Simultaneous open (H9): the side with the smaller static key keeps its own initiation. Its initiation may
         // have been dropped by a peer that did not know it yet (it learned of us since: it just initiated), so the
@@ -174,7 +202,7 @@ extension Endpoint {
             staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes)
         {
             statistics.simultaneousInitiationsDropped += 1
-            outbox.append((connection.address, pending.datagram))
+            outbox.append((connection.route, pending.datagram))
             return
         }
         let localIndex = allocateIndex()
@@ -190,7 +218,7 @@ extension Endpoint {
         }
         connection.lastAcceptedTimestamp = received.timestamp
         connection.lastInitiationAcceptedAt = now
-        connection.address = source
+        connection.adoptHandshakeRoute(source)
         connection.installResponderKeypair(keypair, now: now)
         connection.answeredInitiation = (bytes, response)
         connections[id] = connection
@@ -211,7 +239,7 @@ extension Endpoint {
     }
 
     private mutating func sendCookieReply(
-        answering bytes: [UInt8], senderIndex: ReceiverIndex, to source: NetworkAddress, now: Instant
+        answering bytes: [UInt8], senderIndex: ReceiverIndex, to source: Route, now: Instant
     ) {
         // The mac1 key the initiator used: a known peer's, or an open admission's (a joiner with a ticket must get a
         // cookie too, or a flood above the load threshold would stop every join).
@@ -234,7 +262,7 @@ extension Endpoint {
 
     // MARK: - Handshake: initiator side
 
-    private mutating func handleResponse(_ bytes: [UInt8], from source: NetworkAddress, now: Instant) {
+    private mutating func handleResponse(_ bytes: [UInt8], from source: Route, now: Instant) {
         // The pending initiation, or the one it replaced (its response may already be on its way), each checked with
         // the credentials it was made with.
         guard let layout = try? HandshakeResponse(decoding: bytes),
@@ -263,7 +291,7 @@ extension Endpoint {
             }
             return
         }
-        connections[id]!.address = source
+        connections[id]!.adoptHandshakeRoute(source)
         connections[id]!.installInitiatorKeypair(keypair, now: now)
         collectRetiredIndices(id)
     }
@@ -283,7 +311,7 @@ extension Endpoint {
         statistics.cookieRepliesAccepted += 1
         connections[id]!.cookie = cookie
         connections[id]!.initiation = restamped
-        outbox.append((connections[id]!.address, restamped.datagram))
+        outbox.append((connections[id]!.route, restamped.datagram))
         statistics.initiationsSent += 1
     }
 
@@ -296,8 +324,7 @@ extension Endpoint {
         }
         if connection.canResendInitiation, let pending = connection.initiation {
             connections[id]!.initiationResent(retryDelay: retryWait(after: connection), now: now)
-            outbox.append((connection.address, pending.datagram))
-            statistics.initiationsSent += 1
+            sendInitiation(pending.datagram, for: connection, now: now)
             return
         }
         let index = allocateIndex()
@@ -314,8 +341,19 @@ extension Endpoint {
             initiation, authenticator: peer.incoming, retryDelay: retryWait(after: connection), now: now)
         connectionByIndex[index] = id
         collectRetiredIndices(id)
-        outbox.append((connection.address, initiation.datagram))
+        sendInitiation(initiation.datagram, for: connection, now: now)
+    }
+
+    /// Queues an initiation on the connection's route and, for a first handshake, also through every relay (the
+    /// first response to arrive decides the route; hole punching may move it to a direct one afterwards). A rekey
+    /// goes on the route in use only.
+    private mutating func sendInitiation(_ datagram: [UInt8], for connection: Connection, now: Instant) {
+        outbox.append((connection.route, datagram))
         statistics.initiationsSent += 1
+        guard connection.state == .connecting else { return }
+        for route in relayedRoutes(to: connection.peer, now: now) where route != connection.route {
+            outbox.append((route, datagram))
+        }
     }
 
     /// The wait before the next retry of `connection`'s initiation: its backoff delay plus a random extra of up to a

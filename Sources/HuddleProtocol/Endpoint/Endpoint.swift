@@ -29,7 +29,15 @@ public struct Endpoint {
     var connectionByPeer: [X25519PublicKey: ConnectionID] = [:]
     var connectionByIndex: [ReceiverIndex: ConnectionID] = [:]
     var nextConnectionNumber: UInt64 = 1
-    var outbox = Deque<(NetworkAddress, [UInt8])>()
+    /// Handshake messages and relay registrations waiting to go out, each with its route.
+    var outbox = Deque<(Route, [UInt8])>()
+    /// The relays this endpoint registers with.
+    var relayClients: [RelayClient] = []
+    /// This endpoint's interface addresses (with its port), as the driver reports them.
+    public internal(set) var localAddresses: [NetworkAddress] = []
+    /// Addresses relays and peers report seeing this endpoint at, most recent last, at most
+    /// ``ProtocolLimits/maxReflexiveAddresses``.
+    public internal(set) var reflexiveAddresses: [NetworkAddress] = []
     var transmitCursor = 0
     var eventCursor = 0
     /// How far the receive windows of all connections have grown beyond their initial size, together; at most
@@ -54,6 +62,7 @@ public struct Endpoint {
         self.configuration = configuration
         self.random = generator
         self.timestamps = TimestampClock(wallClockAtOrigin: configuration.wallClockAtOrigin)
+        for relay in configuration.relays.prefix(ProtocolLimits.maxRelays) { addRelay(relay, now: .zero) }
     }
 
     /// This endpoint's Noise static key.
@@ -98,7 +107,7 @@ public struct Endpoint {
     {
         if let id = liveConnection(to: peer) { return id }
         guard peers[peer] != nil else { throw .unknownPeer }
-        let id = makeConnection(peer: peer, address: address, now: now)
+        let id = makeConnection(peer: peer, route: .direct(address), now: now)
         connections[id]!.requestHandshake(now: now)
         sendInitiationIfWanted(id, now: now)
         return id
@@ -161,11 +170,16 @@ public struct Endpoint {
         collectRetiredIndices(id)
     }
 
-    mutating func makeConnection(peer: X25519PublicKey, address: NetworkAddress, now: Instant) -> ConnectionID {
+    mutating func makeConnection(peer: X25519PublicKey, route: Route, now: Instant) -> ConnectionID {
         let id = ConnectionID(nextConnectionNumber)
         nextConnectionNumber += 1
-        connections[id] = Connection(
-            id: id, peer: peer, address: address, configuration: configuration.connection, now: now)
+        // Path challenges draw from a generator of the connection's own, seeded from the endpoint's.
+        let seed = random.bytes(count: 32)
+        var connection = Connection(
+            id: id, peer: peer, route: route, configuration: configuration.connection,
+            random: try! ChaChaRandomGenerator(seed: seed), now: now)
+        connection.setLocalCandidates(candidates)
+        connections[id] = connection
         connectionOrder.append(id)
         connectionByPeer[peer] = id
         return id
@@ -210,6 +224,11 @@ public struct Endpoint {
         for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
     }
 
+    /// The smallest buffer ``pollTransmit(into:now:)`` needs: a full datagram behind a relay envelope.
+    public var transmitBufferSize: Int {
+        max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength
+    }
+
     // MARK: - Events
 
     /// The next event, or `nil`. Messages count as consumed (and reopen flow-control credit) when returned here.
@@ -237,6 +256,11 @@ public struct Endpoint {
             case .delivered(let channel, let sequence): return .delivered(id, channel: channel, sequence: sequence)
             case .closed(let reason, let undelivered):
                 return .closed(id, peer: peer, reason: reason, undelivered: undelivered)
+            case .routeChanged(let route):
+                return .routeChanged(id, peer: peer, route: route)
+            case .observedAddress(let address):
+                learnReflexiveAddress(address)
+                return pollEvent()
             }
         }
         return nil
@@ -246,7 +270,7 @@ public struct Endpoint {
 
     /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
     public var nextDeadline: Instant? {
-        var earliest: Instant?
+        var earliest: Instant? = relayClients.map(\.nextRegisterAt).min()
         for id in connectionOrder {
             guard let deadline = connections.slots[connections.slot(of: id)!]?.nextDeadline else { continue }
             earliest = min(earliest ?? deadline, deadline)
@@ -256,6 +280,11 @@ public struct Endpoint {
 
     /// Runs every connection's due timers, sends handshake retries and forgets closed connections.
     public mutating func handleTimeout(now: Instant) {
+        for index in relayClients.indices {
+            if let register = relayClients[index].registerIfDue(identity: configuration.identity, now: now) {
+                outbox.append((.direct(relayClients[index].address), register))
+            }
+        }
         for id in connectionOrder {
             connections.slots[connections.slot(of: id)!]!.handleTimeout(now: now)
             sendInitiationIfWanted(id, now: now)
@@ -277,28 +306,52 @@ public struct Endpoint {
     ) -> (
         destination: NetworkAddress, length: Int
     )? {
-        if let (destination, datagram) = outbox.popFirst() {
-            precondition(buffer.count >= datagram.count, "transmit buffer too small")
-            datagram.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            return (destination, datagram.count)
+        if let (route, datagram) = outbox.popFirst() {
+            let offset = route.isRelayed ? RelayEnvelope.headerLength : 0
+            precondition(buffer.count >= datagram.count + offset, "transmit buffer too small")
+            datagram.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: $0)
+            }
+            return wrap(buffer, length: datagram.count, for: route)
         }
         let count = connectionOrder.count
         for step in 0..<count {
             let id = connectionOrder[(transmitCursor + step) % count]
             let slot = connections.slot(of: id)!
-            if let length = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
+            if let (route, length) = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
                 transmitCursor = (transmitCursor + step + 1) % max(count, 1)
                 collectRetiredIndices(id, slot: slot)
-                return (connections.withConnection(in: slot) { $0.address }, length)
+                if route.isRelayed {
+                    // The packet moves behind the envelope header (a relayed path is the slow one; one move of at
+                    // most a datagram costs less than a second buffer for every packet).
+                    precondition(buffer.count >= length + RelayEnvelope.headerLength, "transmit buffer too small")
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[RelayEnvelope.headerLength...])
+                        .baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: length)
+                }
+                return wrap(buffer, length: length, for: route)
             }
         }
         return nil
     }
 
+    /// The datagram for `route` whose inner packet of `length` bytes is in place: as is for a direct route, behind a
+    /// RELAY_SEND header (written into the first 36 bytes) for a relayed one.
+    private mutating func wrap(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, for route: Route
+    ) -> (destination: NetworkAddress, length: Int) {
+        switch route {
+        case .direct(let address):
+            return (address, length)
+        case .relayed(let relay, let peer):
+            RelayEnvelope.writeHeader(.relaySend, key: peer.bytes, into: buffer)
+            statistics.relayedPacketsSent += 1
+            return (relay, length + RelayEnvelope.headerLength)
+        }
+    }
+
     /// ``pollTransmit(into:now:)`` returning an array (allocates; for tests and the simulator).
     public mutating func pollTransmit(now: Instant) -> (destination: NetworkAddress, datagram: [UInt8])? {
-        var buffer = [UInt8](
-            repeating: 0, count: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength))
+        var buffer = [UInt8](repeating: 0, count: transmitBufferSize)
         let result = buffer.withUnsafeMutableBytes { pollTransmit(into: $0, now: now) }
         guard let result else { return nil }
         buffer.removeSubrange(result.length...)
@@ -323,7 +376,7 @@ extension Endpoint {
         }
         guard let length else { return false }
         connections[id] = connection
-        outbox.append((connection.address, Array(buffer[0..<length])))
+        outbox.append((connection.route, Array(buffer[0..<length])))
         return true
     }
 }

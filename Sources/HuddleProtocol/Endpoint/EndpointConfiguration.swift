@@ -17,6 +17,10 @@ public struct EndpointConfiguration: Sendable {
     /// A second initiation from the same peer sooner than this after an accepted one is dropped (a flood).
     public var minimumInitiationInterval: Duration = .milliseconds(20)
 
+    /// Relays (their UDP addresses) the endpoint registers with, at most ``ProtocolLimits/maxRelays``: peers it
+    /// cannot reach directly are reached through them, and they tell it its reflexive address.
+    public var relays: [NetworkAddress] = []
+
     /// A configuration for `identity`.
     public init(identity: Identity, prologue: [UInt8], wallClockAtOrigin: TAI64N) {
         self.identity = identity

@@ -13,6 +13,9 @@ public enum EndpointEvent: Sendable, Equatable {
     case delivered(ConnectionID, channel: ChannelID, sequence: MessageSequence)
     /// A connection ended; `undelivered` lists every accepted message whose delivery was not confirmed.
     case closed(ConnectionID, peer: X25519PublicKey, reason: ProtocolError?, undelivered: [UndeliveredMessage])
+    /// Packets to the peer of a connection now take `route`: the peer migrated (a NAT rebinding), hole punching
+    /// reached it directly, or a failed direct route fell back to its relay.
+    case routeChanged(ConnectionID, peer: X25519PublicKey, route: Route)
     /// Messages a driver had queued in front of the endpoint were dropped before reaching it: their connection
     /// closed, or their peer had no open connection (see ``UnsentMessages``). ``Endpoint/pollEvent()`` never returns
     /// this; drivers that queue messages insert it.

@@ -46,4 +46,10 @@ public struct EndpointStatistics: Sendable, Hashable {
     /// Pending peers dropped to make room for a new one because they never completed their handshake (see
     /// ``ProtocolLimits/maxAdmittedPeers``).
     public var admissionsEvicted = 0
+    /// Relay packets from an address that is not one of this endpoint's relays, or that did not authenticate.
+    public var relayPacketsDropped = 0
+    /// Packets received through a relay.
+    public var relayedPacketsReceived = 0
+    /// Packets sent through a relay.
+    public var relayedPacketsSent = 0
 }

@@ -48,7 +48,9 @@ public struct SessionCore: Sendable {
         switch event {
         case .connected(let id, let peer):
             peers[id] = peer
-            let address = endpoint.connection(id)?.address ?? NetworkAddress(ipv4: 0, 0, 0, 0, port: 0)
+            // The address the peer was seen at goes first in its member record; a relay's address would mislead.
+            var address: NetworkAddress?
+            if case .direct(let direct) = endpoint.connection(id)?.route { address = direct }
             membership.peerConnected(peer, address: address, admitted: endpoint.admission(of: peer) != nil)
         case .message(let id, let channel, let bytes):
             guard let peer = peers[id] else {
@@ -85,6 +87,8 @@ public struct SessionCore: Sendable {
             } else {
                 nonMemberMessagesDropped += 1
             }
+        case .routeChanged:
+            break
         case .delivered(let id, let channel, let sequence):
             if let peer = peers[id] {
                 events.append(.delivered(to: peer, channel: channel, sequence: sequence))

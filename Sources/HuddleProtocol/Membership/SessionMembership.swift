@@ -179,7 +179,7 @@ public struct SessionMembership: Sendable {
     ///
     /// `admitted` says the peer came in under an invitation: it is (re)joining and is treated as a joiner until its
     /// request, even if the roster knows its key (a member that restarted).
-    public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress, admitted: Bool = false) {
+    public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress?, admitted: Bool = false) {
         connected.insert(key)
         observedAddresses[key] = address
         switch phase {

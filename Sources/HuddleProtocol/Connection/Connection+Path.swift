@@ -1,0 +1,182 @@
+import HuddleWire
+
+extension Connection {
+    /// The route packets to the peer take now.
+    public var route: Route { paths.current }
+
+    /// The UDP address packets to the peer are sent to now (the relay's, on a relayed route).
+    public var address: NetworkAddress { paths.current.udpDestination }
+
+    /// Whether the peer proved it receives on ``route`` (until then, sending is limited by
+    /// ``ProtocolLimits/amplificationFactor``).
+    public var isRouteValidated: Bool { paths.amplificationAllowance == nil }
+
+    /// The addresses the peer offered in its latest CANDIDATES.
+    public var peerCandidates: [NetworkAddress] { candidatesReceived }
+
+    /// Records that a handshake message from the peer arrived on `route` and was answered or completed there: the
+    /// route is validated (only the holder of the peer's key at that address could take part).
+    mutating func adoptHandshakeRoute(_ route: Route) {
+        let changed = route != paths.current
+        paths.adoptHandshakeRoute(route)
+        if changed { routeChanged() }
+    }
+
+    /// Sets this endpoint's own addresses, offered to the peer while the connection is relayed.
+    mutating func setLocalCandidates(_ candidates: [NetworkAddress]) {
+        guard candidates != localCandidates else { return }
+        localCandidates = candidates
+        if paths.current.isRelayed, !candidates.isEmpty { candidatesOwed = true }
+    }
+
+    /// Decides, after an authenticated packet of `bytes` from `route`, whether the peer moved (RFC 9000 §9.3): a
+    /// packet with anything but path probes, and the highest packet number so far, from a new route means the peer
+    /// migrated (a NAT rebinding, a new network, or the switch between relay and direct). Probes and reordered
+    /// older packets never move the connection, so a replayed packet cannot redirect it.
+    mutating func observePacket(from route: Route, bytes: Int, probing: Bool, newest: Bool, now: Instant) {
+        paths.received(bytes, on: route)
+        guard route != paths.current, !probing, newest, state == .established else { return }
+        statistics.migrations += 1
+        if paths.migrate(to: route, receivedBytes: bytes, now: now) { resetCongestionState() }
+        routeChanged()
+    }
+
+    /// Handles PATH_RESPONSE: the challenged route works. A relayed connection moves to a direct route that proved
+    /// itself (hole punching succeeded).
+    mutating func handlePathResponse(_ data: UInt64, now: Instant) {
+        guard let validated = paths.validate(response: data) else { return }
+        statistics.pathsValidated += 1
+        if paths.current.isRelayed, !validated.isRelayed {
+            _ = paths.switchTo(validated: validated)
+            resetCongestionState()
+            routeChanged()
+        }
+    }
+
+    /// Handles CANDIDATES: while relayed, each direct address is challenged (the probes open this side's NAT toward
+    /// the peer while the peer's probes open its own).
+    mutating func handleCandidates(_ addresses: [WireAddress], now: Instant) {
+        candidatesReceived = addresses.compactMap(NetworkAddress.init(wire:))
+        guard paths.current.isRelayed else { return }
+        for address in candidatesReceived { paths.challenge(.direct(address), now: now) }
+    }
+
+    /// After the route changed: tell the peer the address it is now seen at, offer candidates if relayed, and report.
+    private mutating func routeChanged() {
+        switch paths.current {
+        case .direct: observedAddressOwed = true
+        case .relayed: candidatesOwed = !localCandidates.isEmpty
+        }
+        if state == .established { events.append(.routeChanged(paths.current)) }
+    }
+
+    /// The congestion controller, RTT estimate and pacer start over on a new network path (RFC 9000 §9.4): what
+    /// was learned about the old path says nothing about this one. A NAT rebinding (only the port changed) keeps
+    /// them.
+    mutating func resetCongestionState() {
+        congestion = Self.makeCongestionController(id: id, peer: peer, configuration: configuration)
+        rtt = RTTEstimator()
+        pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
+    }
+
+    /// Whether the amplification limit stops every packet on the current route until the peer answers.
+    var amplificationBlocked: Bool {
+        paths.amplificationAllowance.map { $0 < configuration.maxDatagramSize } ?? false
+    }
+
+    /// Builds the next path probe, if one is due: a PATH_RESPONSE owed, else a PATH_CHALLENGE, alone in a packet
+    /// padded to the full datagram size (the probe also shows the path carries that size). Probes are not
+    /// ack-eliciting: a challenge is repeated by its own timer, a response when the challenge is.
+    mutating func pollProbe(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> (route: Route, length: Int)? {
+        let frame: Frame
+        let route: Route
+        if let owed = paths.responsesOwed.popFirst() {
+            frame = .pathResponse(owed.data)
+            route = owed.route
+        } else {
+            let (challenge, reverted) = paths.dueChallenge(now: now)
+            if reverted {
+                statistics.pathValidationFailures += 1
+                routeChanged()
+            }
+            guard let challenge else { return nil }
+            frame = .pathChallenge(challenge.data)
+            route = challenge.route
+        }
+        let datagramSize = configuration.maxDatagramSize
+        let payloadArea = UnsafeMutableRawBufferPointer(
+            rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
+        var writer = ByteWriter(payloadArea)
+        guard (try? frame.encode(into: &writer)) != nil,
+            (try? Frame.encodePadding(count: writer.remaining, into: &writer)) != nil,
+            let length = seal(buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
+        else { return nil }
+        if route == paths.current { paths.sent(length) }
+        statistics.pathProbesSent += 1
+        return (route, length)
+    }
+
+    /// Whether OBSERVED_ADDRESS or CANDIDATES waits to be sent.
+    var addressesOwed: Bool { observedAddressOwed || candidatesOwed }
+
+    /// Writes OBSERVED_ADDRESS (on a direct route) and CANDIDATES (on a relayed one) when owed; returns whether it
+    /// wrote either. A flag that does not apply to the current route is dropped.
+    mutating func fillAddresses(_ writer: inout ByteWriter, record: inout SentFrames) -> Bool {
+        var wrote = false
+        if observedAddressOwed {
+            if case .direct(let address) = paths.current {
+                if (try? Frame.observedAddress(address.wireAddress).encode(into: &writer)) != nil {
+                    observedAddressOwed = false
+                    wrote = true
+                }
+            } else {
+                observedAddressOwed = false
+            }
+        }
+        if candidatesOwed {
+            if paths.current.isRelayed {
+                let frame = Frame.candidates(localCandidates.prefix(WireLimits.maxCandidates).map(\.wireAddress))
+                if (try? frame.encode(into: &writer)) != nil {
+                    candidatesOwed = false
+                    wrote = true
+                }
+            } else {
+                candidatesOwed = false
+            }
+        }
+        if wrote { record.carriesAddresses = true }
+        return wrote
+    }
+
+    /// A lost packet carried addresses: send them again (with the values current now).
+    mutating func addressesLost() {
+        if case .direct = paths.current { observedAddressOwed = true }
+        if paths.current.isRelayed, !localCandidates.isEmpty { candidatesOwed = true }
+    }
+
+    /// A direct route gone quiet (probes unanswered) falls back to the relay it came from, if one is known.
+    mutating func fallBackToRelayIfQuiet() {
+        guard !paths.current.isRelayed, let relay = paths.relayedFallback else { return }
+        _ = paths.switchTo(validated: relay)
+        statistics.migrations += 1
+        resetCongestionState()
+        routeChanged()
+    }
+}
+
+extension NetworkAddress {
+    /// The address as the wire carries it.
+    var wireAddress: WireAddress {
+        // A NetworkAddress always has 4 or 16 address bytes.
+        try! WireAddress(family: family.rawValue, bytes: addressBytes, port: port)
+    }
+
+    /// The address a wire address names.
+    init?(wire: WireAddress) {
+        if wire.family == 4 {
+            self.init(ipv4: wire.bytes[0], wire.bytes[1], wire.bytes[2], wire.bytes[3], port: wire.port)
+        } else {
+            self.init(ipv6: wire.bytes, port: wire.port)
+        }
+    }
+}
