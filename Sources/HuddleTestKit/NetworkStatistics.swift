@@ -16,6 +16,8 @@ public struct NetworkStatistics: Sendable, Hashable {
     public var droppedQueueFull = 0
     /// Dropped because no node has the destination address, or it had crashed.
     public var droppedUnroutable = 0
+    /// Datagrams a NAT did not let in (no mapping, or not from an address the inside sent to).
+    public var droppedByNAT = 0
     /// Delivered damaged.
     public var corrupted = 0
     /// Delivered twice.

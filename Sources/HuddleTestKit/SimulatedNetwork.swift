@@ -44,6 +44,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var actions: [Int: (inout SimulatedNetwork) -> Void] = [:]
     private var nextActionID = 0
     private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
+    /// NAT routers in front of nodes, by node index.
+    public private(set) var nats: [Int: SimulatedNAT] = [:]
     private var transmitObservers: [(Int, SimulatedTransmit) -> Void] = []
 
     /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
@@ -120,6 +122,20 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
 
     /// Whether any event is pending.
     public var isIdle: Bool { events.isEmpty }
+
+    // MARK: - NAT
+
+    /// Puts node `index` behind `nat`: its own address becomes private (unreachable from the others), its datagrams
+    /// leave from the NAT's public address, and only replies the NAT admits reach it.
+    public mutating func placeBehindNAT(_ index: Int, _ nat: SimulatedNAT) {
+        nats[index] = nat
+        options.append("node \(index) behind a \(nat.mapping) NAT")
+    }
+
+    /// Makes the NAT in front of node `index` forget its mappings (a NAT rebinding).
+    public mutating func rebindNAT(_ index: Int) {
+        nats[index]?.rebind()
+    }
 
     // MARK: - Faults
 
@@ -305,7 +321,19 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         for observer in transmitObservers { observer(index, transmit) }
         statistics.sent += 1
         statistics.largestDatagram = max(statistics.largestDatagram, transmit.datagram.count)
-        guard let destination = indexByAddress[transmit.destination] else {
+        var source = addresses[index]
+        if nats[index] != nil { source = nats[index]!.translate(to: transmit.destination) }
+        let destination: Int
+        if let direct = indexByAddress[transmit.destination], nats[direct] == nil {
+            destination = direct
+        } else if let (natted, nat) = nats.first(where: { $0.value.owns(transmit.destination) }) {
+            guard nat.admits(from: source, toPort: transmit.destination.port) else {
+                statistics.droppedByNAT += 1
+                return
+            }
+            destination = natted
+        } else {
+            // No route, or a private address behind a NAT.
             statistics.droppedUnroutable += 1
             return
         }
@@ -351,7 +379,6 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             corrupt(&datagram)
             statistics.corrupted += 1
         }
-        let source = addresses[index]
         let arrival = departure + link.latency + random.duration(below: link.jitter)
         push(Event(time: arrival, sequence: sequence(), kind: .deliver(destination, source, datagram)))
         if random.chance(link.duplicateRate) {

@@ -37,6 +37,14 @@ enum WireExercise {
                 // Null cipher: everything after the header is plaintext (a zero tag decodes as padding).
                 (outcome.frames, outcome.frameError) = frames(
                     UnsafeRawBufferPointer(rebasing: datagram[TransportHeader.encodedLength...]))
+            case .relayRegister:
+                #expect(try RelayRegister(decoding: datagram).encoded().elementsEqual(datagram))
+            case .relayChallenge:
+                #expect(try RelayChallenge(decoding: datagram).encoded().elementsEqual(datagram))
+            case .relayRegistered:
+                #expect(try RelayRegistered(decoding: datagram).encoded().elementsEqual(datagram))
+            case .relaySend, .relayDeliver:
+                #expect(RelayEnvelope.key(of: datagram).count == 32)
             }
         } catch let error as WireError {
             outcome.classifyError = error

@@ -43,6 +43,17 @@ enum WireFuzzTarget {
                 let header = try packet.header.encoded()
                 precondition(header.elementsEqual(packet.associatedData), "header does not round-trip")
                 checkFrames(UnsafeRawBufferPointer(rebasing: data[TransportHeader.encodedLength...]))
+            case .relayRegister:
+                let message = try RelayRegister(decoding: data)
+                precondition(try message.encoded().elementsEqual(data), "relay register does not round-trip")
+            case .relayChallenge:
+                let message = try RelayChallenge(decoding: data)
+                precondition(try message.encoded().elementsEqual(data), "relay challenge does not round-trip")
+            case .relayRegistered:
+                let message = try RelayRegistered(decoding: data)
+                precondition(try message.encoded().elementsEqual(data), "relay registered does not round-trip")
+            case .relaySend, .relayDeliver:
+                precondition(RelayEnvelope.key(of: data).count == 32)
             }
         } catch {
             preconditionFailure("classified as \(type) but failed to decode: \(error)")

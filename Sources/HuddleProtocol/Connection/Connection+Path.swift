@@ -36,6 +36,10 @@ extension Connection {
     mutating func observePacket(from route: Route, bytes: Int, probing: Bool, newest: Bool, now: Instant) {
         paths.received(bytes, on: route)
         guard route != paths.current, !probing, newest, state == .established else { return }
+        // Packets through the relay never pull a direct connection back: the peer may simply not have switched yet
+        // (each side validates the direct path on its own). A direct path that stops working is left by this
+        // side's own probe timeouts (``fallBackToRelayIfQuiet()``).
+        if route.isRelayed, !paths.current.isRelayed { return }
         statistics.migrations += 1
         if paths.migrate(to: route, receivedBytes: bytes, now: now) { resetCongestionState() }
         routeChanged()
