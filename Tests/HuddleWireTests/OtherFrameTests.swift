@@ -85,7 +85,7 @@ struct OtherFrameTests {
 
     @Test(
         "unknown and reserved frame types are errors",
-        arguments: [0x08, 0x0F, 0x10, 0x1F, 0x20, 0x2F, 0x30, 0x3F] as [UInt8])
+        arguments: [0x0C, 0x0F, 0x10, 0x1F, 0x20, 0x2F, 0x30, 0x3F] as [UInt8])
     func unknownTypes(type: UInt8) {
         #expect(frameDecodingError([0x01, type, 0x00]) == .unknownFrameType(UInt64(type)))
     }
@@ -98,11 +98,11 @@ struct OtherFrameTests {
 
     @Test("after an error the decoder stops")
     func stopsAfterError() throws {
-        let bytes: [UInt8] = [0x01, 0x09, 0x01]
+        let bytes: [UInt8] = [0x01, 0x0C, 0x01]
         try bytes.withUnsafeBytes { (raw) throws in
             var decoder = FrameDecoder(raw)
             #expect(try decoder.next() == .ping)
-            #expect(throws: WireError.unknownFrameType(9)) { try decoder.next() }
+            #expect(throws: WireError.unknownFrameType(0x0C)) { try decoder.next() }
             #expect(decoder.failed)
             #expect(try decoder.next() == nil)
         }

@@ -90,24 +90,42 @@ extension Connection {
 
     /// Builds the next path probe, if one is due: a PATH_RESPONSE owed, else a PATH_CHALLENGE, alone in a packet
     /// padded to the full datagram size (the probe also shows the path carries that size). Probes are not
-    /// ack-eliciting: a challenge is repeated by its own timer, a response when the challenge is.
+    /// ack-eliciting: a challenge is repeated by its own timer, a response when the challenge is. A probe that the
+    /// amplification limit stops is dropped, so the caller looks for another.
     mutating func pollProbe(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> (route: Route, length: Int)? {
-        let frame: Frame
-        let route: Route
-        if let owed = paths.responsesOwed.popFirst() {
-            frame = .pathResponse(owed.data)
-            route = owed.route
-        } else {
-            let (challenge, reverted) = paths.dueChallenge(now: now)
-            if reverted {
-                statistics.pathValidationFailures += 1
-                routeChanged()
+        while true {
+            let frame: Frame
+            let route: Route
+            if let owed = paths.responsesOwed.popFirst() {
+                frame = .pathResponse(owed.data)
+                route = owed.route
+            } else {
+                let (challenge, reverted) = paths.dueChallenge(now: now)
+                if reverted {
+                    statistics.pathValidationFailures += 1
+                    routeChanged()
+                }
+                guard let challenge else { return nil }
+                frame = .pathChallenge(challenge.data)
+                route = challenge.route
             }
-            guard let challenge else { return nil }
-            frame = .pathChallenge(challenge.data)
-            route = challenge.route
+            if let length = sealProbe(frame, on: route, into: buffer, now: now) {
+                statistics.pathProbesSent += 1
+                return (route, length)
+            }
         }
-        let datagramSize = configuration.maxDatagramSize
+    }
+
+    /// Seals `frame` alone in a packet for `route`, padded to the full datagram size unless the amplification limit
+    /// of an unvalidated route allows less (RFC 9000 §8.2.1). Returns `nil` when it does not fit even unpadded.
+    private mutating func sealProbe(
+        _ frame: Frame, on route: Route, into buffer: UnsafeMutableRawBufferPointer, now: Instant
+    ) -> Int? {
+        let allowance = route == paths.current ? paths.amplificationAllowance : nil
+        let datagramSize = min(configuration.maxDatagramSize, allowance ?? configuration.maxDatagramSize)
+        guard datagramSize >= TransportHeader.encodedLength + frame.encodedLength + TransportHeader.tagLength else {
+            return nil
+        }
         let payloadArea = UnsafeMutableRawBufferPointer(
             rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
         var writer = ByteWriter(payloadArea)
@@ -116,8 +134,7 @@ extension Connection {
             let length = seal(buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
         else { return nil }
         if route == paths.current { paths.sent(length) }
-        statistics.pathProbesSent += 1
-        return (route, length)
+        return length
     }
 
     /// Whether OBSERVED_ADDRESS or CANDIDATES waits to be sent.
