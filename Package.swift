@@ -78,6 +78,7 @@ let package = Package(
             name: "huddle",
             dependencies: [
                 "Huddle",
+                "HuddleProtocol",
                 "HuddleTransport",
                 "HuddleCrypto",
                 "HuddleWire",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine with Swift lacks: libsodium-dev (and pkg-config to find it); as root
-# also iproute2 and nftables, which the network-namespace tests need (they are skipped when not root).
+# also iproute2, nftables and conntrack, which the network-namespace tests need (they are skipped when not root).
 # Uses sudo when not root. Idempotent: does nothing when everything is present.
 set -euo pipefail
 missing=()
@@ -10,6 +10,7 @@ if [ "$(id -u)" -eq 0 ]; then
     PATH="$PATH:/usr/sbin:/sbin"
     command -v ip >/dev/null 2>&1 || missing+=(iproute2)
     command -v nft >/dev/null 2>&1 || missing+=(nftables)
+    command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
 fi
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

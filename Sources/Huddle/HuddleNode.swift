@@ -39,6 +39,11 @@ public final class HuddleNode: Sendable {
             get { advertisedAddresses.first }
             set { advertisedAddresses = newValue.map { [$0] } ?? [] }
         }
+        /// Relays (UDP addresses of `huddle relay` servers) the node registers with, at most
+        /// ``ProtocolLimits/maxRelays``: members it cannot reach directly (both behind NATs) are reached through them
+        /// until hole punching finds a direct path, and tickets it writes name them so joiners use them too. The
+        /// relays only forward sealed packets; they never hold session keys.
+        public var relays: [NetworkAddress] = []
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -69,6 +74,8 @@ public final class HuddleNode: Sendable {
     /// The congestion controllers a node can use (docs/PROTOCOL.md §7.5).
     public typealias CongestionControl = ConnectionConfiguration.CongestionControl
 
+    /// The most relays a node registers with (``Configuration/relays``; more are ignored).
+    public static let maxRelays = ProtocolLimits.maxRelays
     /// The most addresses a node advertises (a member record carries at most this many).
     public static let maxAdvertisedAddresses = ProtocolLimits.maxMemberAddresses
 
@@ -115,6 +122,7 @@ public final class HuddleNode: Sendable {
             identity: configuration.identity, prologue: HuddleNode.prologue,
             wallClockAtOrigin: TAI64N(seconds: 0, nanoseconds: 0))
         endpointConfiguration.connection.congestionControl = configuration.congestionControl
+        endpointConfiguration.relays = configuration.relays
         let driver: UDPEndpointDriver
         do {
             driver = try await UDPEndpointDriver.bind(
@@ -128,6 +136,9 @@ public final class HuddleNode: Sendable {
             configuration.advertisedAddresses.isEmpty
             ? AdvertisedAddresses.choose(bound: bound, interfaces: AdvertisedAddresses.interfaceAddresses())
             : AdvertisedAddresses.resolving(configuration.advertisedAddresses, port: bound.port)
+        // The interface addresses are this node's direct candidates for hole punching (its reflexive addresses come
+        // from relays and peers).
+        try? await driver.perform { endpoint, _ in endpoint.setLocalAddresses(advertised) }
         let name = String(
             decoding: Array(configuration.name.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         let temporary =

@@ -18,8 +18,9 @@ import HuddleProtocol
 public struct Invitation: Sendable, CustomStringConvertible {
     /// The text prefix of every ticket.
     public static let prefix = "huddle:"
-    /// The ticket format version this build writes and reads.
-    public static let version: UInt8 = 1
+    /// The ticket format version this build writes when the ticket names relays (version 1, without relays, is
+    /// written otherwise, so older builds still read it); both are read.
+    public static let version: UInt8 = 2
     /// The most members a ticket names.
     public static let maxMembers = 8
     static let checksumLength = 4
@@ -44,10 +45,13 @@ public struct Invitation: Sendable, CustomStringConvertible {
     public let inviterName: String
     /// Members a joiner can reach, the inviter first.
     public let members: [Member]
+    /// Relays the session's members use, at most ``ProtocolLimits/maxRelays``: a joiner registers with them, so it
+    /// reaches members behind NATs.
+    public let relays: [NetworkAddress]
 
     init(
         session: SessionID, secret: SecureBytes, expiresAt: Date, inviterSigningKey: Ed25519PublicKey,
-        inviterName: String, members: [Member]
+        inviterName: String, members: [Member], relays: [NetworkAddress] = []
     ) {
         self.session = session
         self.secret = secret
@@ -56,6 +60,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
         self.inviterName = String(
             decoding: Array(inviterName.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         self.members = Array(members.prefix(Self.maxMembers))
+        self.relays = Array(relays.prefix(ProtocolLimits.maxRelays))
     }
 
     /// The inviter's fingerprint, to compare out of band.
@@ -68,7 +73,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
 
     /// The ticket text.
     public var ticket: String {
-        var payload: [UInt8] = [Self.version]
+        var payload: [UInt8] = [relays.isEmpty ? 1 : Self.version]
         payload += session.bytes
         payload += secret.copyToArray()
         let expiry = UInt64(max(0, expiresAt.timeIntervalSince1970.rounded(.down)))
@@ -82,16 +87,25 @@ public struct Invitation: Sendable, CustomStringConvertible {
         payload.append(UInt8(members.count))
         for member in members {
             payload += member.staticKey.bytes
-            payload.append(member.address.family == .ipv4 ? 4 : 6)
-            payload += member.address.addressBytes
-            payload.append(UInt8(truncatingIfNeeded: member.address.port))
-            payload.append(UInt8(truncatingIfNeeded: member.address.port >> 8))
+            Self.append(member.address, to: &payload)
+        }
+        if !relays.isEmpty {
+            payload.append(UInt8(relays.count))
+            for relay in relays { Self.append(relay, to: &payload) }
         }
         payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Self.checksumLength)
         return Self.prefix + Self.base64URL(payload)
     }
 
     public var description: String { ticket }
+
+    /// Appends `address` as a ticket writes it: family (4 or 6), address bytes, port little-endian.
+    private static func append(_ address: NetworkAddress, to payload: inout [UInt8]) {
+        payload.append(address.family == .ipv4 ? 4 : 6)
+        payload += address.addressBytes
+        payload.append(UInt8(truncatingIfNeeded: address.port))
+        payload.append(UInt8(truncatingIfNeeded: address.port >> 8))
+    }
 
     /// Parses a ticket. Checks its format and checksum only: no network I/O, and expiry is checked when joining.
     ///
@@ -108,7 +122,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
         else { throw .checksumMismatch }
         var reader = TicketReader(bytes: Array(body))
         let version = try reader.byte()
-        guard version == Self.version else { throw .unsupportedVersion(version) }
+        guard version == 1 || version == Self.version else { throw .unsupportedVersion(version) }
         session = SessionID(bytes: try reader.bytes(SessionID.length))!
         secret = SecureBytes(try reader.bytes(32))
         var expiry: UInt64 = 0
@@ -127,22 +141,17 @@ public struct Invitation: Sendable, CustomStringConvertible {
         var members: [Member] = []
         for _ in 0..<count {
             guard let key = try? X25519PublicKey(bytes: try reader.bytes(32)) else { throw .truncated }
-            let family = try reader.byte()
-            let address: NetworkAddress?
-            switch family {
-            case 4:
-                let bytes = try reader.bytes(4)
-                address = NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: try reader.port())
-            case 6:
-                address = NetworkAddress(ipv6: try reader.bytes(16), port: try reader.port())
-            default:
-                throw .invalidAddress
-            }
-            guard let address, address.port != 0 else { throw .invalidAddress }
-            members.append(Member(staticKey: key, address: address))
+            members.append(Member(staticKey: key, address: try reader.address()))
+        }
+        var relays: [NetworkAddress] = []
+        if version >= 2 {
+            let relayCount = Int(try reader.byte())
+            guard relayCount >= 1, relayCount <= ProtocolLimits.maxRelays else { throw .invalidAddress }
+            for _ in 0..<relayCount { relays.append(try reader.address()) }
         }
         guard reader.isAtEnd else { throw .trailingBytes }
         self.members = members
+        self.relays = relays
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
@@ -179,6 +188,22 @@ struct TicketReader {
         guard count <= bytes.count - offset else { throw .truncated }
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
+    }
+
+    /// An address: family (4 or 6), address bytes, port little-endian (not 0).
+    mutating func address() throws(InvitationError) -> NetworkAddress {
+        let address: NetworkAddress?
+        switch try byte() {
+        case 4:
+            let bytes = try bytes(4)
+            address = NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: try port())
+        case 6:
+            address = NetworkAddress(ipv6: try bytes(16), port: try port())
+        default:
+            throw .invalidAddress
+        }
+        guard let address, address.port != 0 else { throw .invalidAddress }
+        return address
     }
 
     mutating func port() throws(InvitationError) -> UInt16 {

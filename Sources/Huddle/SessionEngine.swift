@@ -160,7 +160,11 @@ actor SessionEngine {
             let membership = try SessionMembership(
                 joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
                 members: invitation.members.map { (staticKey: $0.staticKey, addresses: [$0.address]) })
-            try await install(membership) { _, _, _ in }
+            // The ticket's relays carry the first handshake when the members named cannot be reached directly.
+            let relays = invitation.relays
+            try await install(membership) { _, endpoint, now in
+                for relay in relays { endpoint.addRelay(relay, now: now) }
+            }
             // Its tick also asks again for a WELCOME that does not come (SessionCore.handleTimeout).
             startHousekeeping()
             try await waitForJoin(context)
@@ -450,18 +454,19 @@ actor SessionEngine {
         let secret = SecureBytes(count: 32, using: &random)
         let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
         let grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
-        let hints = try await performOnCore { cores, endpoint, now in
-            cores.session.update(&endpoint, now: now) { membership in
+        let (hints, relays) = try await performOnCore { cores, endpoint, now in
+            let hints = cores.session.update(&endpoint, now: now) { membership in
                 membership.openInvitation(grant)
                 return membership.ticketHints(limit: Invitation.maxMembers)
             }
+            return (hints, endpoint.relays(now: now).map(\.address))
         }
         let members = hints.compactMap { hint in
             hint.addresses.first.map { Invitation.Member(staticKey: hint.staticKey, address: $0) }
         }
         return Invitation(
             session: context.id, secret: secret, expiresAt: expiresAt,
-            inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members)
+            inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members, relays: relays)
     }
 
     /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
@@ -528,16 +533,24 @@ actor SessionEngine {
         let others = Array(context.participants.value.subtracting([context.local]))
         let keys = others.map(\.staticKey)
         let figures = try await driver.perform { endpoint, _ in
-            keys.map { key -> (Duration, Int, Int)? in
+            keys.map { key -> (Duration, Int, Int, PeerPath)? in
                 guard let id = endpoint.connectionID(for: key), let connection = endpoint.connection(id) else {
                     return nil
                 }
-                return (connection.rtt.smoothed, connection.statistics.packetsSent, connection.statistics.packetsLost)
+                let path: PeerPath =
+                    switch connection.route {
+                    case .direct(let address): .direct(address)
+                    case .relayed(let relay, _): .relayed(via: relay)
+                    }
+                return (
+                    connection.rtt.smoothed, connection.statistics.packetsSent, connection.statistics.packetsLost, path
+                )
             }
         }
         return zip(others, figures).compactMap { participant, figure in
             figure.map {
-                PeerStatistics(participant: participant, smoothedRTT: $0.0, packetsSent: $0.1, packetsLost: $0.2)
+                PeerStatistics(
+                    participant: participant, smoothedRTT: $0.0, packetsSent: $0.1, packetsLost: $0.2, path: $0.3)
             }
         }
     }

@@ -154,8 +154,9 @@ struct ChatRunner {
                     "participant": .string(figure.participant.id), "name": .string(figure.participant.name),
                     "rtt_ms": .number((rtt * 1000).rounded() / 1000), "loss": .number(figure.lossRate),
                     "packets_sent": .integer(figure.packetsSent), "packets_lost": .integer(figure.packetsLost),
+                    "path": .string(figure.path.kind), "path_address": .string(figure.path.address.description),
                 ],
-                text: "\(figure.participant)  rtt \(String(format: "%.3f", rtt)) ms  loss "
+                text: "\(figure.participant)  \(figure.path)  rtt \(String(format: "%.3f", rtt)) ms  loss "
                     + String(format: "%.2f", figure.lossRate * 100) + " % (\(figure.packetsLost)/\(figure.packetsSent))"
             )
         }
@@ -173,6 +174,21 @@ enum StandardInput {
                 continuation.finish()
             }
             thread.start()
+        }
+    }
+}
+
+extension PeerPath {
+    /// `direct` or `relayed`, as `--json` prints it.
+    var kind: String {
+        if case .direct = self { return "direct" }
+        return "relayed"
+    }
+
+    /// The participant's address, or the relay's.
+    var address: NetworkAddress {
+        switch self {
+        case .direct(let address), .relayed(let address): return address
         }
     }
 }

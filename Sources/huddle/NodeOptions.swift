@@ -46,6 +46,14 @@ struct NodeOptions: ParsableArguments {
     @Flag(help: "At the end of standard input keep running until SIGINT or SIGTERM (then leave gracefully).")
     var stay = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A relay (huddle relay) to register with, HOST:PORT; repeat for several (at most 4).",
+            discussion: "Members behind NATs reach each other through it until hole punching finds a direct path, "
+                + "and stay on it when none exists. Tickets this node writes name its relays.",
+            valueName: "host:port"))
+    var relay: [String] = []
+
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
@@ -101,6 +109,20 @@ struct NodeOptions: ParsableArguments {
         }
     }
 
+    /// The `--relay` addresses.
+    func relayAddresses() throws -> [NetworkAddress] {
+        guard relay.count <= HuddleNode.maxRelays else {
+            throw ValidationError("--relay: \(relay.count) relays; at most \(HuddleNode.maxRelays) are allowed")
+        }
+        return try relay.map { text in
+            let (host, port) = try Self.split(text, option: "--relay")
+            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
+                throw ValidationError("--relay \(text): give an IPv4 or IPv6 address and a port other than 0")
+            }
+            return address
+        }
+    }
+
     /// `host` (an IPv4 or IPv6 literal) and `port` as an address; `nil` for anything else (names are not resolved:
     /// a ticket must name an address that means the same thing on every machine).
     static func networkAddress(host: String, port: Int) -> NetworkAddress? {
@@ -150,6 +172,7 @@ struct NodeOptions: ParsableArguments {
         var configuration = HuddleNode.Configuration(
             identity: held.identity, name: name, host: host, port: port, logger: logger)
         configuration.advertisedAddresses = advertised
+        configuration.relays = try relayAddresses()
         configuration.congestionControl = congestion
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)

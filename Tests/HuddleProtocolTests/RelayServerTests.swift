@@ -84,6 +84,10 @@ struct RelayServerTests {
         envelope[0] = PacketType.relaySend.rawValue
         relay.handle(datagram: envelope, from: Self.clientAddress[0], now: .zero)
         #expect(relay.relay.statistics.unregisteredSourceDropped == 1)
+        // Nothing is forwarded; the sender only hears a challenge (smaller than its packet) to register again.
+        let answer = relay.pollTransmit(now: .zero)
+        #expect(answer?.datagram.count == RelayChallenge.encodedLength)
+        #expect(answer?.destination == Self.clientAddress[0])
         #expect(relay.pollTransmit(now: .zero) == nil)
     }
 

@@ -34,12 +34,22 @@ extension Connection {
     /// migrated (a NAT rebinding, a new network, or the switch between relay and direct). Probes and reordered
     /// older packets never move the connection, so a replayed packet cannot redirect it.
     mutating func observePacket(from route: Route, bytes: Int, probing: Bool, newest: Bool, now: Instant) {
-        paths.received(bytes, on: route)
+        let quietSince = paths.lastReceivedOnCurrentAt
+        paths.received(bytes, on: route, now: now)
         guard route != paths.current, !probing, newest, state == .established else { return }
-        // Packets through the relay never pull a direct connection back: the peer may simply not have switched yet
-        // (each side validates the direct path on its own). A direct path that stops working is left by this
-        // side's own probe timeouts (``fallBackToRelayIfQuiet()``).
-        if route.isRelayed, !paths.current.isRelayed { return }
+        if route.isRelayed, !paths.current.isRelayed {
+            // The peer sends through the relay while this side is direct. Right after hole punching that only means
+            // the peer has not switched yet (each side validates the direct path on its own): packets still arrive
+            // directly, and the connection stays. With nothing direct for a probe timeout, the peer lost the direct
+            // path (a NAT mapping changed): follow it to the relay, and punch again.
+            if let quietSince, now - quietSince < rtt.probeTimeout { return }
+            statistics.migrations += 1
+            _ = paths.switchTo(validated: route)
+            resetCongestionState()
+            routeChanged()
+            punchAgain(now: now)
+            return
+        }
         statistics.migrations += 1
         if paths.migrate(to: route, receivedBytes: bytes, now: now) { resetCongestionState() }
         routeChanged()
@@ -62,7 +72,13 @@ extension Connection {
     mutating func handleCandidates(_ addresses: [WireAddress], now: Instant) {
         candidatesReceived = addresses.compactMap(NetworkAddress.init(wire:))
         guard paths.current.isRelayed else { return }
-        for address in candidatesReceived { paths.challenge(.direct(address), now: now) }
+        punchAgain(now: now)
+    }
+
+    /// Challenges every direct candidate of the peer's, validated before or not (a connection on the relay knows its
+    /// old direct routes no longer work as they were): the probes open this side's NAT toward the peer.
+    private mutating func punchAgain(now: Instant) {
+        for address in candidatesReceived { paths.challenge(.direct(address), force: true, now: now) }
     }
 
     /// After the route changed: tell the peer the address it is now seen at, offer candidates if relayed, and report.
@@ -176,12 +192,13 @@ extension Connection {
     }
 
     /// A direct route gone quiet (probes unanswered) falls back to the relay it came from, if one is known.
-    mutating func fallBackToRelayIfQuiet() {
+    mutating func fallBackToRelayIfQuiet(now: Instant) {
         guard !paths.current.isRelayed, let relay = paths.relayedFallback else { return }
         _ = paths.switchTo(validated: relay)
         statistics.migrations += 1
         resetCongestionState()
         routeChanged()
+        punchAgain(now: now)
     }
 }
 

@@ -101,7 +101,7 @@ extension Connection {
             // Three probe timeouts in a row on a direct route that was reached through a relay: the direct path
             // (a NAT mapping, usually) stopped working, so the relay carries the probes and everything after them.
             if sentPackets.probeTimeoutCount >= ProtocolLimits.probeTimeoutsBeforeRelayFallback {
-                fallBackToRelayIfQuiet()
+                fallBackToRelayIfQuiet(now: now)
             }
         }
 

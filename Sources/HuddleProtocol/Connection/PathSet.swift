@@ -31,6 +31,8 @@ struct PathSet {
     private(set) var validated: [Route] = []
     /// The relayed route the connection last used, kept to fall back on when a direct route goes quiet.
     private(set) var knownRelay: Route?
+    /// When an authenticated packet last arrived on ``current``.
+    private(set) var lastReceivedOnCurrentAt: Instant?
     /// Bytes received and sent on ``current`` while it is not validated.
     private(set) var unvalidatedReceived = 0
     private(set) var unvalidatedSent = 0
@@ -69,9 +71,12 @@ struct PathSet {
         remember(route)
     }
 
-    /// Counts a datagram of `bytes` received on `route` (for the amplification limit).
-    mutating func received(_ bytes: Int, on route: Route) {
-        if !currentValidated, route == current { unvalidatedReceived += bytes }
+    /// Counts a datagram of `bytes` received on `route` at `now` (for the amplification limit, and to tell a live
+    /// route from a quiet one).
+    mutating func received(_ bytes: Int, on route: Route, now: Instant) {
+        guard route == current else { return }
+        lastReceivedOnCurrentAt = now
+        if !currentValidated { unvalidatedReceived += bytes }
     }
 
     /// Counts a datagram of `bytes` sent on ``current``.
@@ -102,9 +107,10 @@ struct PathSet {
         return addressChanged
     }
 
-    /// Starts validating `route` unless it is validated or already being challenged (or too many are).
-    mutating func challenge(_ route: Route, now: Instant) {
-        guard !isValidated(route) || (route == current && !currentValidated),
+    /// Starts validating `route` unless it is validated (and `force` is not set) or already being challenged (or too
+    /// many are). `force` probes a route validated before: hole punching again after a NAT mapping changed.
+    mutating func challenge(_ route: Route, force: Bool = false, now: Instant) {
+        guard force || !isValidated(route) || (route == current && !currentValidated),
             !challenges.contains(where: { $0.route == route }), challenges.count < ProtocolLimits.maxPathChallenges
         else { return }
         challenges.append(Challenge(route: route, data: UInt64.random(in: 0...UInt64.max, using: &random), dueAt: now))

@@ -9,7 +9,8 @@ import HuddleWire
 /// the 36-byte envelope header. It is not an open proxy: it forwards only from a registered client's address to
 /// another registered client, and at most ``RelayServerConfiguration/bytesPerSecondPerClient`` per client.
 /// Unauthenticated input costs no Diffie-Hellman and no state: a REGISTER without a valid token (bound to the
-/// sender's address and key and a time window) only draws a 52-byte challenge, smaller than the 68-byte REGISTER.
+/// sender's address and a time window) only draws a 52-byte challenge, smaller than the 68-byte REGISTER; so does a
+/// RELAY_SEND from an unregistered address (a client whose NAT mapping changed learns to register again).
 public struct RelayServer {
     /// The configuration.
     public let configuration: RelayServerConfiguration
@@ -79,8 +80,8 @@ public struct RelayServer {
             statistics.malformedDropped += 1
             return
         }
-        guard isValid(token: register.token, for: source, key: key, now: now) else {
-            sendChallenge(to: source, key: key, now: now)
+        guard isValid(token: register.token, for: source, now: now) else {
+            sendChallenge(to: source, now: now)
             return
         }
         // The agreement is computed once per client key and address; a refresh reuses it.
@@ -132,6 +133,9 @@ public struct RelayServer {
     ) -> NetworkAddress? {
         guard let sender = keyByAddress[source], var client = clients[sender] else {
             statistics.unregisteredSourceDropped += 1
+            // A client whose NAT mapping changed sends from an address the relay does not know: the challenge (smaller
+            // than what it answers) tells it to register again from there.
+            sendChallenge(to: source, now: now)
             return nil
         }
         guard let destinationKey = try? X25519PublicKey(bytes: RelayEnvelope.key(of: UnsafeRawBufferPointer(datagram))),
@@ -160,28 +164,27 @@ public struct RelayServer {
         return destination.address
     }
 
-    private mutating func sendChallenge(to source: NetworkAddress, key: X25519PublicKey, now: Instant) {
-        guard let challenge = try? RelayChallenge(relayKey: staticKey.bytes, token: token(for: source, key: key, now: now)),
+    private mutating func sendChallenge(to source: NetworkAddress, now: Instant) {
+        guard let challenge = try? RelayChallenge(relayKey: staticKey.bytes, token: token(for: source, now: now)),
             let bytes = try? challenge.encoded()
         else { return }
         statistics.challengesSent += 1
         outbox.append((source, bytes))
     }
 
-    /// `BLAKE2b-128(key: secret, address || client key || window)`, the window counted in
-    /// ``ProtocolLimits/relayTokenWindow`` units of the relay's clock.
-    private func token(for source: NetworkAddress, key: X25519PublicKey, now: Instant, windowsAgo: Int64 = 0) -> [UInt8] {
+    /// `BLAKE2b-128(key: secret, address || window)`, the window counted in ``ProtocolLimits/relayTokenWindow`` units
+    /// of the relay's clock. It proves the client receives at its address; the MAC proves its key.
+    private func token(for source: NetworkAddress, now: Instant, windowsAgo: Int64 = 0) -> [UInt8] {
         let window = now.nanoseconds / ProtocolLimits.relayTokenWindow.nanoseconds - windowsAgo
         var hash = try! BLAKE2b(outputLength: 16, key: tokenSecret)
         hash.update(source.canonicalBytes)
-        hash.update(key.bytes)
         hash.update((0..<8).map { UInt8(truncatingIfNeeded: window >> (8 * $0)) })
         return hash.finalize()
     }
 
-    private func isValid(token: [UInt8], for source: NetworkAddress, key: X25519PublicKey, now: Instant) -> Bool {
-        ConstantTime.equals(token, self.token(for: source, key: key, now: now))
-            || ConstantTime.equals(token, self.token(for: source, key: key, now: now, windowsAgo: 1))
+    private func isValid(token: [UInt8], for source: NetworkAddress, now: Instant) -> Bool {
+        ConstantTime.equals(token, self.token(for: source, now: now))
+            || ConstantTime.equals(token, self.token(for: source, now: now, windowsAgo: 1))
     }
 
     /// Forgets registrations not refreshed within ``ProtocolLimits/relayServerRegistrationLifetime`` (looked at
