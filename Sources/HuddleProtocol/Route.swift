@@ -1,7 +1,7 @@
 import HuddleCrypto
 
 /// Where packets to a peer go: straight to its UDP address, or through a relay that forwards them to the peer's
-/// registration there (docs/PROTOCOL.md 7.7 and 11).
+/// registration there (docs/PROTOCOL.md 7.12 and 10).
 public enum Route: Hashable, Sendable, CustomStringConvertible {
     /// Straight to the peer's UDP address.
     case direct(NetworkAddress)

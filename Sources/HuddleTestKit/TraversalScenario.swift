@@ -65,10 +65,16 @@ public struct TraversalScenario: Sendable {
         let bulkChannel = ChannelID(200)
         var nodeA = EndpointNode(
             endpoint: endpoints[0],
-            workloads: [Workload(peer: b, channel: chatChannel, sizes: chat), Workload(peer: b, channel: bulkChannel, sizes: bulk)])
+            workloads: [
+                Workload(peer: b, channel: chatChannel, sizes: chat),
+                Workload(peer: b, channel: bulkChannel, sizes: bulk),
+            ])
         nodeA.expectedSizes = [.init(sender: b, channel: chatChannel): reply]
-        var nodeB = EndpointNode(endpoint: endpoints[1], workloads: [Workload(peer: a, channel: chatChannel, sizes: reply)])
-        nodeB.expectedSizes = [.init(sender: a, channel: chatChannel): chat, .init(sender: a, channel: bulkChannel): bulk]
+        var nodeB = EndpointNode(
+            endpoint: endpoints[1], workloads: [Workload(peer: a, channel: chatChannel, sizes: reply)])
+        nodeB.expectedSizes = [
+            .init(sender: a, channel: chatChannel): chat, .init(sender: a, channel: bulkChannel): bulk,
+        ]
 
         let nodes: [TraversalNode] = [.relay(RelayNode(seed: seed &+ 99)), .endpoint(nodeA), .endpoint(nodeB)]
         var net = SimulatedNetwork(seed: seed, nodes: nodes, conditions: link)
@@ -79,7 +85,9 @@ public struct TraversalScenario: Sendable {
                 guard let node = net.node(index)?.endpointNode else { continue }
                 if let violation = node.violations.first { return "node \(index): \(violation)" }
                 for id in node.endpoint.connectionIDs {
-                    if let violation = node.endpoint.connection(id)?.limitViolation { return "node \(index): \(violation)" }
+                    if let violation = node.endpoint.connection(id)?.limitViolation {
+                        return "node \(index): \(violation)"
+                    }
                 }
             }
             return nil
@@ -88,7 +96,9 @@ public struct TraversalScenario: Sendable {
         // Registration first (a real node starts with its relays), then the dial.
         _ = try net.run(
             until: { net in
-                (1...2).allSatisfy { net.node($0)?.endpointNode?.endpoint.relays(now: net.now).first?.registered == true }
+                (1...2).allSatisfy {
+                    net.node($0)?.endpointNode?.endpoint.relays(now: net.now).first?.registered == true
+                }
             }, timeout: .seconds(5))
         let addressB = net.address(of: 2)
         var wentDirectAt: Instant?

@@ -73,7 +73,8 @@ public struct FrameDecoder {
             case FrameType.candidates.rawValue:
                 let count = try reader.readVarInt()
                 guard count <= WireLimits.maxCandidates else {
-                    throw .lengthOutOfRange(field: .candidateCount, value: count, limit: UInt64(WireLimits.maxCandidates))
+                    throw .lengthOutOfRange(
+                        field: .candidateCount, value: count, limit: UInt64(WireLimits.maxCandidates))
                 }
                 var addresses: [WireAddress] = []
                 addresses.reserveCapacity(Int(count))

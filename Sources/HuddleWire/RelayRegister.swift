@@ -2,7 +2,7 @@
 ///
 /// Layout: `type = 5 (1) | reserved = 0 (3) | client static key (32) | token (16) | mac (16)`. The first REGISTER
 /// carries a zero token and MAC and draws a ``RelayChallenge``; the next one echoes its token and proves the key with
-/// a MAC keyed by the X25519 agreement between the client's and the relay's static keys (docs/PROTOCOL.md 11).
+/// a MAC keyed by the X25519 agreement between the client's and the relay's static keys (docs/PROTOCOL.md 10).
 public struct RelayRegister: Hashable, Sendable, WireEncodable {
     /// The exact datagram length, 68 bytes.
     public static let encodedLength = 68

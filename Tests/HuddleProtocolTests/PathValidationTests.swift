@@ -103,7 +103,9 @@ struct PathValidationTests {
         // Everything from A now arrives from the new port; B's replies reach A wherever they go.
         for _ in 0..<20 {
             while let (_, datagram) = a.pollTransmit(now: now) { b.handle(datagram: datagram, from: rebound, now: now) }
-            while let (_, datagram) = b.pollTransmit(now: now) { a.handle(datagram: datagram, from: Self.addressB, now: now) }
+            while let (_, datagram) = b.pollTransmit(now: now) {
+                a.handle(datagram: datagram, from: Self.addressB, now: now)
+            }
             now = now + .milliseconds(5)
             a.handleTimeout(now: now)
             b.handleTimeout(now: now)

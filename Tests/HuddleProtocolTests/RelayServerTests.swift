@@ -4,7 +4,7 @@ import HuddleTestKit
 import HuddleWire
 import Testing
 
-/// The relay (docs/PROTOCOL.md 11): it registers only clients that prove their static key, forwards only between
+/// The relay (docs/PROTOCOL.md 10): it registers only clients that prove their static key, forwards only between
 /// registered clients, caps each client's rate, and answers strangers with a challenge smaller than their request.
 @Suite("Relay server")
 struct RelayServerTests {

@@ -34,13 +34,16 @@ struct TraversalTests {
         #expect(!outcome.finalRoute.isRelayed)
     }
 
-    @Test("A NAT rebinding in the middle of a transfer loses nothing: the peer migrates to the new mapping",
+    @Test(
+        "A NAT rebinding in the middle of a transfer loses nothing: the peer migrates to the new mapping",
         arguments: seeds)
     func rebindingMidTransfer(seed: UInt64) throws {
         // 16 MiB over 20 Mbit/s takes about 7 s; the mapping changes at 2 s.
         let outcome = try TraversalScenario(
             natA: .endpointIndependent, natB: nil, bulkBytes: 16 << 20, rebindAt: .seconds(2),
-            link: { var link = LinkConditions.clean(latency: .milliseconds(10)); link.bandwidth = 2_500_000; return link }()
+            link: {
+                var link = LinkConditions.clean(latency: .milliseconds(10)); link.bandwidth = 2_500_000; return link
+            }()
         ).run(seed: seed)
         #expect(outcome.migrationsAtB >= 1)
         #expect(!outcome.finalRoute.isRelayed)

@@ -2,11 +2,12 @@ import HuddleWire
 import Testing
 
 /// Layouts of the path frames (PATH_CHALLENGE, PATH_RESPONSE, OBSERVED_ADDRESS, CANDIDATES) and relay packets
-/// (docs/PROTOCOL.md 5 and 11): exact bytes, round trips and the limits.
+/// (docs/PROTOCOL.md 3.8, 3.9 and 10): exact bytes, round trips and the limits.
 @Suite("Path frames and relay packets")
 struct PathAndRelayLayoutTests {
     static let v4 = try! WireAddress(family: 4, bytes: [198, 51, 100, 7], port: 40_000)
-    static let v6 = try! WireAddress(family: 6, bytes: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1], port: 443)
+    static let v6 = try! WireAddress(
+        family: 6, bytes: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1], port: 443)
 
     static func roundTrip(_ frame: OwnedFrame) throws -> [UInt8] {
         let bytes = try frame.encoded()
@@ -56,7 +57,9 @@ struct PathAndRelayLayoutTests {
         #expect(register.count == 68 && register[0] == 5)
         #expect(try PacketClassifier.classify(register) == .relayRegister)
         #expect(try RelayRegister(decoding: register).encoded() == register)
-        let challenge = try RelayChallenge(relayKey: [UInt8](repeating: 4, count: 32), token: [UInt8](repeating: 5, count: 16)).encoded()
+        let challenge = try RelayChallenge(
+            relayKey: [UInt8](repeating: 4, count: 32), token: [UInt8](repeating: 5, count: 16)
+        ).encoded()
         #expect(challenge.count == 52 && challenge.count < register.count)
         #expect(try RelayChallenge(decoding: challenge).encoded() == challenge)
         let registered = try RelayRegistered(observed: Self.v4, mac: [UInt8](repeating: 6, count: 16)).encoded()

@@ -59,7 +59,9 @@ struct NATTraversalTests {
                     let home = try NetworkNamespace.create("huddle-\(tag)-h\(index)")
                     lab.namespaces.append(home)
                     lab.homes.append(home)
-                    try router.ip(["link", "add", "wan", "type", "veth", "peer", "name", "r\(index)", "netns", bridge.name])
+                    try router.ip([
+                        "link", "add", "wan", "type", "veth", "peer", "name", "r\(index)", "netns", bridge.name,
+                    ])
                     try router.ip(["address", "add", "10.99.0.\(11 + index)/24", "dev", "wan"])
                     try router.ip(["link", "set", "wan", "up"])
                     try bridge.ip(["link", "set", "r\(index)", "master", "br0"])
@@ -78,7 +80,9 @@ struct NATTraversalTests {
                             + (symmetric[index] ? ["random,fully-random"] : []))
                     try router.nft(["add", "table", "inet", "fw"])
                     try router.nft(["add", "chain", "inet", "fw", "input", "{ type filter hook input priority 0; }"])
-                    try router.nft(["add", "rule", "inet", "fw", "input", "iifname", "wan", "ct", "state", "new", "drop"])
+                    try router.nft([
+                        "add", "rule", "inet", "fw", "input", "iifname", "wan", "ct", "state", "new", "drop",
+                    ])
                 }
             } catch {
                 lab.delete()
@@ -93,7 +97,10 @@ struct NATTraversalTests {
             let router = routers[index]
             try router.nft(["flush", "chain", "ip", "nat", "post"])
             try router.nft(
-                ["add", "rule", "ip", "nat", "post", "oifname", "wan", "meta", "l4proto", "udp", "masquerade", "to", ":20000-20999"])
+                [
+                    "add", "rule", "ip", "nat", "post", "oifname", "wan", "meta", "l4proto", "udp", "masquerade", "to",
+                    ":20000-20999",
+                ])
             _ = try HuddleCluster.run(
                 NetworkNamespace.ip,
                 ["netns", "exec", router.name, "conntrack", "-D", "-p", "udp", "--orig-src", homeAddress(index)])
@@ -139,7 +146,9 @@ struct NATTraversalTests {
     ) async throws {
         let path = "\(cluster.directory)/\(name)"
         var bytes = [UInt8](repeating: 0, count: 20 << 20)
-        for index in stride(from: 0, to: bytes.count, by: 4096) { bytes[index] = UInt8(truncatingIfNeeded: index >> 12) }
+        for index in stride(from: 0, to: bytes.count, by: 4096) {
+            bytes[index] = UInt8(truncatingIfNeeded: index >> 12)
+        }
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         try author.send("/share \(path)")
         let shared = try await author.waitForEvent("attachment-shared", within: 30)
@@ -170,7 +179,8 @@ struct NATTraversalTests {
 
     /// Cone <-> cone: direct within 2 s, chat and 20 MiB intact, a rebinding mid-transfer loses nothing, and the
     /// direct path outlives the relay.
-    @Test("Behind two cone NATs the nodes go direct and stay up through a rebinding and the relay's end",
+    @Test(
+        "Behind two cone NATs the nodes go direct and stay up through a rebinding and the relay's end",
         .timeLimit(.minutes(3)))
     func coneToCone() async throws {
         let lab = try Lab.build(symmetric: [false, false], tag: Self.tag())

@@ -71,7 +71,7 @@ extension Endpoint {
             statistics.transportRejected += 1
             return
         }
-        // The connection decides whether the peer moved (migration with path validation, docs/PROTOCOL.md 7.7).
+        // The connection decides whether the peer moved (migration with path validation, docs/PROTOCOL.md 7.12).
         connections.slots[slot]!.handlePayload(
             UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, from: route,
             datagramLength: datagram.count, now: now)

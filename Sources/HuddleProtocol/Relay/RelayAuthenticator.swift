@@ -4,7 +4,7 @@ import HuddleCrypto
 /// RELAY_REGISTER's MAC proves the client holds its static key; RELAY_REGISTERED's proves the answer comes from the
 /// relay it registered with. Both are `BLAKE2b-128(key: K, bytes before the MAC)`.
 struct RelayAuthenticator {
-    /// The label mixed into the key (docs/PROTOCOL.md 11).
+    /// The label mixed into the key (docs/PROTOCOL.md 10).
     static let label = Array("huddle relay v1".utf8)
     /// MAC length in bytes.
     static let macLength = 16

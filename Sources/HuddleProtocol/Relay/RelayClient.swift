@@ -35,7 +35,8 @@ struct RelayClient {
     mutating func registerIfDue(identity: Identity, now: Instant) -> [UInt8]? {
         guard now >= nextRegisterAt else { return nil }
         unanswered += 1
-        let retry = min(ProtocolLimits.relayRetryInterval * (1 << min(unanswered - 1, 3)), ProtocolLimits.relayRefreshInterval)
+        let retry = min(
+            ProtocolLimits.relayRetryInterval * (1 << min(unanswered - 1, 3)), ProtocolLimits.relayRefreshInterval)
         nextRegisterAt = now + (isRegistered(now: now) ? ProtocolLimits.relayRefreshInterval : retry)
         return makeRegister(identity: identity)
     }
@@ -68,8 +69,9 @@ struct RelayClient {
 
     private func makeRegister(identity: Identity) -> [UInt8]? {
         let zeros = [UInt8](repeating: 0, count: 16)
-        guard var packet = try? RelayRegister(
-            clientKey: identity.agreementKey.publicKey.bytes, token: token ?? zeros, mac: zeros),
+        guard
+            var packet = try? RelayRegister(
+                clientKey: identity.agreementKey.publicKey.bytes, token: token ?? zeros, mac: zeros),
             var bytes = try? packet.encoded()
         else { return nil }
         if let authenticator, token != nil {

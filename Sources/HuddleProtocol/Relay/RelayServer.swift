@@ -73,7 +73,8 @@ public struct RelayServer {
         outbox.popFirst().map { (destination: $0.0, datagram: $0.1) }
     }
 
-    private mutating func handleRegister(_ datagram: UnsafeRawBufferPointer, from source: NetworkAddress, now: Instant) {
+    private mutating func handleRegister(_ datagram: UnsafeRawBufferPointer, from source: NetworkAddress, now: Instant)
+    {
         guard let register = try? RelayRegister(decoding: datagram),
             let key = try? X25519PublicKey(bytes: register.clientKey)
         else {
