@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Invitation tickets")
 struct InvitationTests {
-    static func invitation(members: Int = 2, name: String = "ada") -> Invitation {
+    static func invitation(members: Int = 2, name: String = "ada", relays: [NetworkAddress] = []) -> Invitation {
         var random = ChaChaRandomGenerator(seed: 5)
         let identity = Identity(using: &random)
         let others = (0..<members).map { index in
@@ -21,7 +21,25 @@ struct InvitationTests {
             session: SessionID(bytes: [UInt8](0..<16))!, secret: SecureBytes(count: 32, using: &random),
             expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
             inviterSigningKey: identity.publicIdentity.signingKey,
-            inviterName: name, members: others)
+            inviterName: name, members: others, relays: relays)
+    }
+
+    @Test("A ticket naming relays is version 2 and round-trips them; one without relays stays version 1")
+    func relays() throws {
+        let relays = [
+            NetworkAddress(ipv4: 198, 51, 100, 4, port: 3478),
+            NetworkAddress(ipv6: [0x20, 0x01] + [UInt8](repeating: 0, count: 13) + [9], port: 3479)!,
+        ]
+        let original = Self.invitation(members: 2, relays: relays)
+        let parsed = try Invitation(parsing: original.ticket)
+        #expect(parsed.relays == relays)
+        #expect(parsed.members == original.members)
+        #expect(try Invitation.decodeBase64URL(String(original.ticket.dropFirst(7)))[0] == 2)
+        #expect(try Invitation.decodeBase64URL(String(Self.invitation().ticket.dropFirst(7)))[0] == 1)
+        #expect(try Invitation(parsing: Self.invitation().ticket).relays.isEmpty)
+        // At most four relays are kept.
+        let many = Self.invitation(relays: (1...6).map { NetworkAddress(ipv4: 10, 0, 0, UInt8($0), port: 3478) })
+        #expect(try Invitation(parsing: many.ticket).relays.count == 4)
     }
 
     @Test("A ticket round-trips every field and keeps its text form")
@@ -75,7 +93,9 @@ struct InvitationTests {
             payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)
             return Invitation.prefix + Invitation.base64URL(payload)
         }
-        #expect(throws: InvitationError.unsupportedVersion(2)) { try Invitation(parsing: ticket { $0[0] = 2 }) }
+        #expect(throws: InvitationError.unsupportedVersion(3)) { try Invitation(parsing: ticket { $0[0] = 3 }) }
+        // Version 2 must carry a relay list (version 1 never does).
+        #expect(throws: InvitationError.truncated) { try Invitation(parsing: ticket { $0[0] = 2 }) }
         let countOffset = 1 + 16 + 32 + 8 + 32 + 1 + 3
         #expect(throws: InvitationError.noMembers) { try Invitation(parsing: ticket { $0[countOffset] = 0 }) }
         #expect(throws: InvitationError.tooManyMembers(9)) { try Invitation(parsing: ticket { $0[countOffset] = 9 }) }
