@@ -138,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleProtocolTests",
-            dependencies: ["HuddleProtocol"]
+            dependencies: ["HuddleProtocol", "HuddleTestKit"]
         ),
         .testTarget(
             name: "HuddleSimulationTests",
