@@ -55,9 +55,10 @@ struct MessengerFlowTests {
                 await host.shutdown(); await guest.shutdown()
             }
         }
-        // 3,000 x 16 KiB = 48 MiB: far more than the reader's stream (1024 messages), the engine's pending events
-        // and both transports' windows and queues hold together.
-        let count = 3_000
+        // 6,000 x 16 KiB = 94 MiB: far more than the reader's stream (1024 messages: 16 MiB), the engine's pending
+        // events, the receiver's window (up to 16 MiB once auto-tuned), the sender's channel queue (32 MiB) and its
+        // transport's outbound queue (1 MiB) hold together: about 66 MiB.
+        let count = 6_000
         let size = 16 * 1024
         let sender = Messenger(session: session)
         let receiver = Messenger(session: guestSession)

@@ -47,6 +47,11 @@ extension Connection {
                     maxDataPending = true
                 case .pathChallenge(let data):
                     paths.owe(response: data, on: route)
+                    // A relayed connection probed from a direct address: the peer is punching from there (perhaps
+                    // from a port no candidate named). Probe it straight back while its NAT is open toward us.
+                    if paths.current.isRelayed, !route.isRelayed, state == .established {
+                        paths.challengeNow(route, now: now)
+                    }
                 case .pathResponse(let data):
                     handlePathResponse(data, now: now)
                 case .observedAddress(let address):

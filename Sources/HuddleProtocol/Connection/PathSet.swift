@@ -116,6 +116,16 @@ struct PathSet {
         challenges.append(Challenge(route: route, data: UInt64.random(in: 0...UInt64.max, using: &random), dueAt: now))
     }
 
+    /// Challenges `route` at once: an outstanding challenge on it is due now, otherwise a new one starts (ICE's
+    /// triggered check: the peer's probe just came from there, so its NAT is open toward this side right now).
+    mutating func challengeNow(_ route: Route, now: Instant) {
+        if let index = challenges.firstIndex(where: { $0.route == route }) {
+            if challenges[index].attempts < ProtocolLimits.pathChallengeAttempts { challenges[index].dueAt = now }
+        } else {
+            challenge(route, force: true, now: now)
+        }
+    }
+
     /// Handles a PATH_RESPONSE: the challenged route is validated. Returns it (or `nil` for an unknown response).
     mutating func validate(response data: UInt64) -> Route? {
         guard let index = challenges.firstIndex(where: { $0.data == data }) else { return nil }
