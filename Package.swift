@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleIntegrationTests",
-            dependencies: ["HuddleCLITestSupport"]
+            dependencies: ["HuddleCLITestSupport", "HuddleCrypto", "HuddleWire"]
         ),
         .testTarget(
             name: "NetworkNamespaceTests",

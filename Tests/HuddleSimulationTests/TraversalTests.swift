@@ -13,6 +13,7 @@ struct TraversalTests {
         let outcome = try TraversalScenario(natA: .endpointIndependent, natB: .endpointIndependent).run(seed: seed)
         #expect(!outcome.finalRoute.isRelayed, "ended on \(outcome.finalRoute)")
         let direct = try #require(outcome.wentDirectAt)
+        print("traversal seed \(seed): cone <-> cone direct at \(direct), all delivered at \(outcome.finishedAt)")
         #expect(direct - .zero < .seconds(2), "went direct at \(direct)")
     }
 

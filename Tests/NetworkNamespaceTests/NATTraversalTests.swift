@@ -150,6 +150,8 @@ struct NATTraversalTests {
             bytes[index] = UInt8(truncatingIfNeeded: index >> 12)
         }
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let clock = ContinuousClock()
+        let started = clock.now
         try author.send("/share \(path)")
         let shared = try await author.waitForEvent("attachment-shared", within: 30)
         let id = try #require(shared["id"])
@@ -158,6 +160,7 @@ struct NATTraversalTests {
         try during()
         let received = try await reader.waitForEvent("attachment-complete", ["id": id], within: 60)
         #expect(received["blake2b"] == hash)
+        print("netns: 20 MiB \(name) arrived \((clock.now - started) / .seconds(1)) s after /share")
     }
 
     /// Starts the relay and the two homes' nodes (0 hosts, 1 joins) and waits until they are joined.
