@@ -30,12 +30,31 @@ struct SessionCores: Sendable {
         session.handle(event, endpoint: &endpoint, now: now)
     }
 
-    /// Runs the journal's timers if they are due; returns how long until the next one (`nil`: none).
-    mutating func runJournalTimers(endpoint: inout Endpoint, now: Instant) -> Duration? {
+    /// The earliest instant any timer of the cores is due: the journal's (request timeouts, HAVE batches), the
+    /// session's (redials, join retries) and the expiry of an open invitation (wall-clock `unixNow` seconds at
+    /// `now`).
+    func nextDeadline(now: Instant, unixNow: Double) -> Instant? {
+        let expiry = session.membership.openInvitations.map(\.expiresAt).min().map { expiresAt in
+            now + .milliseconds(Int64(max(0, (Double(expiresAt) - unixNow) * 1000).rounded(.up)))
+        }
+        return [journal.nextDeadline, session.nextDeadline, expiry].compactMap { $0 }.min()
+    }
+
+    /// Runs every timer that is due at `now` (wall-clock `unixNow` seconds): journal timers, session redials and join
+    /// retries, invitation expiry.
+    mutating func runTimers(endpoint: inout Endpoint, now: Instant, unixNow: Double) {
         if let deadline = journal.nextDeadline, deadline <= now {
             journal.handleTimeout(endpoint: &endpoint, now: now)
         }
-        return journal.nextDeadline.map { $0 - now }
+        let expired = session.membership.expiredInvitations(at: UInt64(max(0, unixNow)))
+        if !expired.isEmpty {
+            session.update(&endpoint, now: now) { membership in
+                for id in expired { membership.closeInvitation(id) }
+            }
+        }
+        if let deadline = session.nextDeadline, deadline <= now {
+            session.handleTimeout(endpoint: &endpoint, now: now)
+        }
     }
 
     /// Collects every pending event: session events go through the journal first. Delivery confirmations are

@@ -37,8 +37,6 @@ actor SessionEngine {
     static let maxUnclaimedMessages = 1024
     /// The channel messengers' reliable messages and unreliable datagrams travel on.
     static let messengerChannel = ChannelID(16)
-    /// The longest the journal timer sleeps without looking at the journal's deadline (HAVE batches wait 250 ms).
-    static let journalTimerGranularity: Duration = .milliseconds(50)
     /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
     /// stops taking the endpoint's events (and the transport's flow control holds the peers back).
     static let maxPendingEvents = 512
@@ -85,8 +83,6 @@ actor SessionEngine {
     /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
     private var participantCache: [X25519PublicKey: Participant] = [:]
     private var eventTask: Task<Void, Never>?
-    private var housekeepingTask: Task<Void, Never>?
-    private var journalTimerTask: Task<Void, Never>?
     /// Messages dropped because nobody subscribed to their type and the unclaimed buffer was full.
     private(set) var unclaimedDropped = 0
     /// Messages that were not valid messenger envelopes.
@@ -123,6 +119,7 @@ actor SessionEngine {
             return inbox.push(batch)
         }
         eventTask = Task { await self.runEvents() }
+        await installTimers()
     }
 
     /// Dispatches the cores' outputs as the event loop produces them, batch after batch, until the engine shuts down.
@@ -165,11 +162,9 @@ actor SessionEngine {
             try await install(membership) { _, endpoint, now in
                 for relay in relays { endpoint.addRelay(relay, now: now) }
             }
-            // Its tick also asks again for a WELCOME that does not come (SessionCore.handleTimeout).
-            startHousekeeping()
+            // The session core's timers (on the driver's timer) also ask again for a WELCOME that does not come.
             try await waitForJoin(context)
         }
-        startHousekeeping()
     }
 
     private func install(
@@ -198,7 +193,6 @@ actor SessionEngine {
             }
         }
         await dispatch(output)
-        startJournalTimer()
     }
 
     private func waitForJoin(_ context: SessionContext) async throws {
@@ -258,8 +252,6 @@ actor SessionEngine {
         }
         eventTask?.cancel()
         inbox.finish()
-        housekeepingTask?.cancel()
-        journalTimerTask?.cancel()
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
     }
@@ -297,10 +289,6 @@ actor SessionEngine {
 
     /// Forgets the session: closes its connections (when asked), removes its peers and admissions.
     private func teardown(closing: Bool) async {
-        housekeepingTask?.cancel()
-        housekeepingTask = nil
-        journalTimerTask?.cancel()
-        journalTimerTask = nil
         let core = self.core
         _ = try? await driver.perform { endpoint, now in
             core.withLockedValue { box in
@@ -330,49 +318,26 @@ actor SessionEngine {
         }
     }
 
-    private func startHousekeeping() {
-        housekeepingTask?.cancel()
-        housekeepingTask = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                await self?.expireInvitations()
-            }
-        }
-    }
-
-    /// Once a second: closes expired invitations and dials unreachable members again (their schedule, 1 s doubling
-    /// to 30 s, is the session core's; this tick is its clock, so an attempt may come up to 1 s late).
-    private func expireInvitations() async {
-        let now = UInt64(max(0, Date().timeIntervalSince1970))
-        _ = try? await performOnCore { cores, endpoint, instant in
-            cores.session.update(&endpoint, now: instant) { membership in
-                for id in membership.expiredInvitations(at: now) { membership.closeInvitation(id) }
-            }
-            cores.session.handleTimeout(endpoint: &endpoint, now: instant)
-        }
-    }
-
-    /// Runs the journal's timers (request timeouts, HAVE batches) at their deadlines while the session lasts.
-    private func startJournalTimer() {
-        journalTimerTask?.cancel()
+    /// Runs the cores' timers (journal requests and HAVE batches, redials, join retries, invitation expiry) on the
+    /// driver's one event-loop timer: an idle node wakes only when one of them is due, and their outputs go to
+    /// ``inbox`` like those of endpoint events.
+    private func installTimers() async {
         let core = self.core
-        let driver = self.driver
-        journalTimerTask = Task { [weak self] in
-            while !Task.isCancelled {
-                let step = try? await driver.perform { endpoint, now in
-                    core.withLockedValue { box -> (Duration?, SessionCores.Output)? in
-                        guard box != nil else { return nil }
-                        let wait = box!.runJournalTimers(endpoint: &endpoint, now: now)
-                        return (wait, box!.drain(endpoint: &endpoint, now: now))
-                    }
+        let inbox = self.inbox
+        let client = TimerClient(
+            deadline: { now in
+                core.withLockedValue { $0?.nextDeadline(now: now, unixNow: Date().timeIntervalSince1970) }
+            },
+            fire: { endpoint, now in
+                let batch = core.withLockedValue { box -> EventInbox.Batch? in
+                    guard box != nil else { return nil }
+                    box!.runTimers(endpoint: &endpoint, now: now, unixNow: Date().timeIntervalSince1970)
+                    return EventInbox.Batch(
+                        generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
                 }
-                guard let step else { return }
-                let (wait, output) = step
-                await self?.dispatch(output)
-                let granularity = Self.journalTimerGranularity
-                try? await Task.sleep(for: min(max(wait ?? granularity, .milliseconds(1)), granularity))
-            }
-        }
+                if let batch, !batch.output.isEmpty { _ = inbox.push(batch) }
+            })
+        try? await driver.setTimerClient(client)
     }
 
     // MARK: - Local operations

@@ -50,6 +50,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     var timer: Scheduled<Void>?
     var armedDeadline: Instant?
+    /// The timers of the layer above, run by this handler's one timer.
+    var timerClient: TimerClient?
 
     /// Whether the event consumer wants more (false between the buffer reaching the high watermark and dropping
     /// below the low one).
@@ -213,7 +215,9 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     func rearmTimer() {
         // While the socket is not writable nothing could be sent anyway, and a paced deadline already in the past
         // would fire in a loop: the writability change re-arms instead.
-        guard !isClosed, let context, context.channel.isWritable, let deadline = endpoint.nextDeadline else { return }
+        guard !isClosed, let context, context.channel.isWritable else { return }
+        let clientDeadline = timerClient.flatMap { $0.deadline(clock.now) }
+        guard let deadline = [endpoint.nextDeadline, clientDeadline].compactMap({ $0 }).min() else { return }
         if let armed = armedDeadline, armed <= deadline { return }
         timer?.cancel()
         armedDeadline = deadline
@@ -226,7 +230,19 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         timer = nil
         armedDeadline = nil
         guard !isClosed else { return }
-        endpoint.handleTimeout(now: clock.now)
+        let now = clock.now
+        endpoint.handleTimeout(now: now)
+        if let timerClient, let due = timerClient.deadline(now), due <= now { timerClient.fire(&endpoint, now) }
+        afterInput()
+    }
+
+    /// Installs (or with `nil` removes) the timers of the layer above; see ``TimerClient``.
+    func installTimerClient(_ client: TimerClient?) {
+        timerClient = client
+        // A deadline the new client brings may be earlier than the one armed.
+        armedDeadline = nil
+        timer?.cancel()
+        timer = nil
         afterInput()
     }
 

@@ -234,6 +234,20 @@ public final class UDPEndpointDriver: Sendable {
         }
     }
 
+    /// Runs `client`'s timers on the driver's one event-loop timer (see ``TimerClient``), replacing any installed
+    /// before; `nil` removes it.
+    public func setTimerClient(_ client: TimerClient?) async throws(TransportError) {
+        let bound = self.handler
+        do {
+            try await bound.eventLoop.submit {
+                guard !bound.value.isClosed else { throw TransportError.driverClosed }
+                bound.value.installTimerClient(client)
+            }.get()
+        } catch {
+            throw .driverClosed
+        }
+    }
+
     /// Resumes handing events to the handler installed with ``handleEvents(maxEvents:maxBytes:_:)`` after it returned
     /// `false`. Returns at once (the event loop resumes asynchronously); harmless when it already wants more.
     public func resumeEvents() {

@@ -176,8 +176,11 @@ public struct SessionCore: Sendable {
     var joinRetry: (at: Instant, backoff: Duration)?
 
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
-    /// or asking again for a WELCOME).
+    /// or asking again for a WELCOME). ``Instant/zero`` (due at once) while a schedule is still to be set up: a joiner
+    /// without its retry, or an unreachable member without its redial.
     public var nextDeadline: Instant? {
+        if membership.phase == .joining, joinRetry == nil { return .zero }
+        if membership.unreachableMembers.contains(where: { redials[$0.staticKey] == nil }) { return .zero }
         let redial = redials.values.map(\.at).min()
         guard let retry = joinRetry?.at else { return redial }
         return min(redial ?? retry, retry)
