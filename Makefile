@@ -1,8 +1,8 @@
 # Huddle: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 15
 
-.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke check-vectors transport-bench \
+.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors transport-bench \
 	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
@@ -48,9 +48,14 @@ slow-tests: deps
 simulation: deps
 	$(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
 
-## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes for FUZZ_SECONDS.
+## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (15).
 fuzz-smoke: deps
 	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
+
+## The same for longer: every target for FUZZ_LONG_SECONDS (600 by default).
+FUZZ_LONG_SECONDS ?= 600
+fuzz: deps
+	FuzzTesting/run-smoke.sh $(FUZZ_LONG_SECONDS)
 
 ## Loopback bulk throughput of the UDP transport with and without GSO/GRO (prints numbers; not a test).
 transport-bench: deps

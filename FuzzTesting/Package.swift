@@ -12,7 +12,23 @@ let package = Package(
         .executableTarget(
             name: "WireFuzzer",
             dependencies: [.product(name: "HuddleWire", package: "Huddle")]
-        )
+        ),
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                .product(name: "Huddle", package: "Huddle"),
+                .product(name: "HuddleProtocol", package: "Huddle"),
+                .product(name: "HuddleCrypto", package: "Huddle"),
+                .product(name: "HuddleTransport", package: "Huddle"),
+            ]
+        ),
+        .executableTarget(name: "MembershipFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "JournalMessageFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "ManifestFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "EnvelopeFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "ActivityFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "TicketFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "IdentityFileFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

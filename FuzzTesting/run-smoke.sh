@@ -1,68 +1,75 @@
 #!/usr/bin/env bash
-# Fuzz smoke test for HuddleWire (TEST-MATRIX FZ1 + FZ3).
+# Fuzzes every parser of untrusted bytes (TEST-MATRIX FZ1 + FZ3).
 #
-#   FuzzTesting/run-smoke.sh [SECONDS]      (default 30)
+#   FuzzTesting/run-smoke.sh [SECONDS]      (per target; default 15)
 #
-# 1. builds WireFuzzer with libFuzzer + AddressSanitizer;
-# 2. replays every file in FailCases/wire (must not crash);
-# 3. fuzzes for SECONDS from a temporary copy of Corpus/wire (the committed corpus is not modified).
-# Exits non-zero on any crash; crash inputs are copied into FailCases/wire/ as fail-<sha1>.bin.
+# 1. builds every fuzz target with libFuzzer + AddressSanitizer (a failed build fails the run: a stale binary
+#    from an earlier build is never used);
+# 2. per target, replays every file in FailCases/<target> (must not crash);
+# 3. fuzzes it for SECONDS from a temporary copy of Corpus/<target> (the committed corpus is not modified).
+# Exits non-zero on any crash; crash inputs are copied into FailCases/<target>/ as fail-<sha1>.bin.
 set -euo pipefail
 
-seconds="${1:-30}"
+seconds="${1:-15}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 scratch="$here/.build-fuzz"
-failcases="$here/FailCases/wire"
+# target name (corpus and fail-case folder) : executable
+targets=(wire:WireFuzzer membership:MembershipFuzzer journal:JournalMessageFuzzer manifest:ManifestFuzzer
+    envelope:EnvelopeFuzzer activity:ActivityFuzzer ticket:TicketFuzzer identity:IdentityFileFuzzer)
 
 build=(swift build --package-path "$here" --scratch-path "$scratch" -c debug
     --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
-echo "== building WireFuzzer (libFuzzer + ASan)"
-"${build[@]}" 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]|Cannot export local symbol' || true
-binary="$("${build[@]}" --show-bin-path)/WireFuzzer"
-if [[ ! -x "$binary" ]]; then
-    echo "run-smoke: build failed, no $binary" >&2
+echo "== building ${#targets[@]} fuzz targets (libFuzzer + ASan)"
+mkdir -p "$scratch"
+if ! "${build[@]}" >"$scratch/build.log" 2>&1; then
+    grep -E "error" "$scratch/build.log" | head -20 >&2
+    echo "run-smoke: the fuzz build failed" >&2
     exit 1
 fi
+bin="$("${build[@]}" --show-bin-path)"
 
 export SWIFT_BACKTRACE=enable=no
 # A single allocation over 1 MB would mean a claimed length was trusted (FZ1).
 limits=(-malloc_limit_mb=1 -rss_limit_mb=2048 -timeout=10)
-
-echo "== replaying FailCases"
-mapfile -t cases < <(find "$failcases" -maxdepth 1 -type f ! -name '*.md' | sort)
-if ((${#cases[@]} > 0)); then
-    if ! "$binary" "${limits[@]}" "${cases[@]}" >"$scratch/replay.log" 2>&1; then
-        tail -40 "$scratch/replay.log" >&2
-        echo "run-smoke: a FailCases input crashes WireFuzzer" >&2
-        exit 1
-    fi
-    echo "replayed ${#cases[@]} FailCases without a crash"
-fi
-
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$work/artifacts"
-cp "$here/Corpus/wire/"* "$work/corpus/"
+failed=0
 
-echo "== fuzzing for ${seconds}s"
-status=0
-"$binary" "${limits[@]}" -max_total_time="$seconds" -max_len=1500 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
-grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)' \
-    "$work/fuzz.log" || true
-
-found=0
-for artifact in "$work/artifacts/"*; do
-    [[ -f "$artifact" ]] || continue
-    name="fail-$(sha1sum "$artifact" | cut -c1-16).bin"
-    cp "$artifact" "$failcases/$name"
-    echo "run-smoke: $(basename "$artifact") saved as FailCases/wire/$name" >&2
-    found=1
+for entry in "${targets[@]}"; do
+    name="${entry%%:*}"
+    binary="$bin/${entry##*:}"
+    failcases="$here/FailCases/$name"
+    mkdir -p "$failcases" "$work/$name/corpus" "$work/$name/artifacts"
+    mapfile -t cases < <(find "$failcases" -maxdepth 1 -type f ! -name '*.md' | sort)
+    if ((${#cases[@]} > 0)); then
+        if ! "$binary" "${limits[@]}" "${cases[@]}" >"$work/$name/replay.log" 2>&1; then
+            tail -40 "$work/$name/replay.log" >&2
+            echo "run-smoke: a FailCases/$name input crashes ${entry##*:}" >&2
+            failed=1
+            continue
+        fi
+    fi
+    cp "$here/Corpus/$name/"* "$work/$name/corpus/"
+    status=0
+    "$binary" "${limits[@]}" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+        -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" >"$work/$name/fuzz.log" 2>&1 || status=$?
+    runs="$(grep -E '^stat::number_of_executed_units' "$work/$name/fuzz.log" | awk '{print $2}')"
+    rate="$(grep -E '^stat::average_exec_per_sec' "$work/$name/fuzz.log" | awk '{print $2}')"
+    coverage="$(grep -oE 'cov: [0-9]+' "$work/$name/fuzz.log" | tail -1 | awk '{print $2}')"
+    echo "$name: ${#cases[@]} fail cases replayed; ${runs:-0} runs in ${seconds}s (${rate:-0}/s), coverage ${coverage:-?} edges"
+    for artifact in "$work/$name/artifacts/"*; do
+        [[ -f "$artifact" ]] || continue
+        saved="fail-$(sha1sum "$artifact" | cut -c1-16).bin"
+        cp "$artifact" "$failcases/$saved"
+        echo "run-smoke: $(basename "$artifact") saved as FailCases/$name/$saved" >&2
+        status=1
+    done
+    if ((status != 0)); then
+        tail -60 "$work/$name/fuzz.log" >&2
+        echo "run-smoke: ${entry##*:} crashed (exit $status); replay with:" >&2
+        echo "  swift run --package-path FuzzTesting ${entry##*:} FuzzTesting/FailCases/$name" >&2
+        failed=1
+    fi
 done
-if ((status != 0 || found != 0)); then
-    tail -60 "$work/fuzz.log" >&2
-    echo "run-smoke: WireFuzzer crashed (exit $status); replay with:" >&2
-    echo "  swift run --package-path FuzzTesting WireFuzzer FuzzTesting/FailCases/wire" >&2
-    exit 1
-fi
-echo "run-smoke: no crash in ${seconds}s"
+if ((failed != 0)); then exit 1; fi
+echo "run-smoke: no crash in ${#targets[@]} targets x ${seconds}s"

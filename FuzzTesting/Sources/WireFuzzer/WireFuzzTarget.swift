@@ -44,14 +44,23 @@ enum WireFuzzTarget {
                 precondition(header.elementsEqual(packet.associatedData), "header does not round-trip")
                 checkFrames(UnsafeRawBufferPointer(rebasing: data[TransportHeader.encodedLength...]))
             case .relayRegister:
-                let message = try RelayRegister(decoding: data)
-                precondition(try message.encoded().elementsEqual(data), "relay register does not round-trip")
+                let encoded = try RelayRegister(decoding: data).encoded()
+                precondition(encoded.elementsEqual(data), "relay register does not round-trip")
             case .relayChallenge:
-                let message = try RelayChallenge(decoding: data)
-                precondition(try message.encoded().elementsEqual(data), "relay challenge does not round-trip")
+                let encoded = try RelayChallenge(decoding: data).encoded()
+                precondition(encoded.elementsEqual(data), "relay challenge does not round-trip")
             case .relayRegistered:
-                let message = try RelayRegistered(decoding: data)
-                precondition(try message.encoded().elementsEqual(data), "relay registered does not round-trip")
+                // The one fixed-size layout with content rules past its length (the address family and its zero
+                // padding): a typed error is a correct answer, a value must round-trip.
+                do {
+                    let encoded = try RelayRegistered(decoding: data).encoded()
+                    precondition(encoded.elementsEqual(data), "relay registered does not round-trip")
+                } catch let error as WireError {
+                    switch error {
+                    case .valueOutOfRange(field: .addressFamily, _, _), .nonZeroReserved: break
+                    default: preconditionFailure("relay registered: unexpected \(error)")
+                    }
+                }
             case .relaySend, .relayDeliver:
                 precondition(RelayEnvelope.key(of: data).count == 32)
             }
