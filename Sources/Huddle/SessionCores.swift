@@ -18,6 +18,8 @@ struct SessionCores: Sendable {
     var journal: JournalCore<FileChunkStore>
     /// Which of the engine's sessions these cores run (outputs of an earlier one are not dispatched).
     let generation: Int
+    /// When the session core's pending schedules get set up (see ``nextDeadline(now:unixNow:)``).
+    var schedulingCheckAt: Instant?
 
     init(membership: SessionMembership, local: X25519PublicKey, store: FileChunkStore, generation: Int) {
         session = SessionCore(membership: membership)
@@ -33,12 +35,24 @@ struct SessionCores: Sendable {
     /// The earliest instant any timer of the cores is due: the journal's (request timeouts, HAVE batches), the
     /// session's (redials, join retries) and the expiry of an open invitation (wall-clock `unixNow` seconds at
     /// `now`).
-    func nextDeadline(now: Instant, unixNow: Double) -> Instant? {
+    ///
+    /// A schedule the session core still has to set up (``SessionCore/needsScheduling``) is due a second after it was
+    /// first seen (as the engine's former once-a-second housekeeping ran it), remembered so that a steady flow of
+    /// inputs cannot keep pushing it back.
+    mutating func nextDeadline(now: Instant, unixNow: Double) -> Instant? {
+        if session.needsScheduling {
+            if schedulingCheckAt == nil { schedulingCheckAt = now + Self.schedulingDelay }
+        } else {
+            schedulingCheckAt = nil
+        }
         let expiry = session.membership.openInvitations.map(\.expiresAt).min().map { expiresAt in
             now + .milliseconds(Int64(max(0, (Double(expiresAt) - unixNow) * 1000).rounded(.up)))
         }
-        return [journal.nextDeadline, session.nextDeadline, expiry].compactMap { $0 }.min()
+        return [journal.nextDeadline, session.nextDeadline, expiry, schedulingCheckAt].compactMap { $0 }.min()
     }
+
+    /// How long after the session core first needs a schedule set up its timeout runs.
+    static let schedulingDelay = Duration.seconds(1)
 
     /// Runs every timer that is due at `now` (wall-clock `unixNow` seconds): journal timers, session redials and join
     /// retries, invitation expiry.
@@ -52,7 +66,9 @@ struct SessionCores: Sendable {
                 for id in expired { membership.closeInvitation(id) }
             }
         }
-        if let deadline = session.nextDeadline, deadline <= now {
+        let scheduling = schedulingCheckAt.map { $0 <= now } ?? false
+        if scheduling || (session.nextDeadline.map { $0 <= now } ?? false) {
+            schedulingCheckAt = nil
             session.handleTimeout(endpoint: &endpoint, now: now)
         }
     }

@@ -326,7 +326,7 @@ actor SessionEngine {
         let inbox = self.inbox
         let client = TimerClient(
             deadline: { now in
-                core.withLockedValue { $0?.nextDeadline(now: now, unixNow: Date().timeIntervalSince1970) }
+                core.withLockedValue { box in box?.nextDeadline(now: now, unixNow: Date().timeIntervalSince1970) }
             },
             fire: { endpoint, now in
                 let batch = core.withLockedValue { box -> EventInbox.Batch? in

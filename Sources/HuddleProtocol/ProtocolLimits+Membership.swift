@@ -2,6 +2,10 @@ extension ProtocolLimits {
     /// The most entries (members and departed members) a session's roster holds: 256. A WELCOME or join beyond it
     /// is refused; the oldest departed entries are forgotten first.
     public static let maxRosterEntries = 256
+    /// Invitations one member keeps open at once on every node: 16. A 17th closes that member's oldest, so a member
+    /// that floods invitations can neither fill the node's ``ProtocolLimits/maxAdmissions`` nor close another
+    /// member's; when all admissions are taken, the member holding the most gives up its oldest.
+    public static let maxOpenInvitationsPerMember = 16
     /// The longest member display name, in UTF-8 bytes: 64.
     public static let maxMemberNameBytes = 64
     /// The most addresses a member record lists: 8.

@@ -176,14 +176,19 @@ public struct SessionCore: Sendable {
     var joinRetry: (at: Instant, backoff: Duration)?
 
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
-    /// or asking again for a WELCOME). ``Instant/zero`` (due at once) while a schedule is still to be set up: a joiner
-    /// without its retry, or an unreachable member without its redial.
+    /// or asking again for a WELCOME). A schedule not set up yet (see ``needsScheduling``) is not included.
     public var nextDeadline: Instant? {
-        if membership.phase == .joining, joinRetry == nil { return .zero }
-        if membership.unreachableMembers.contains(where: { redials[$0.staticKey] == nil }) { return .zero }
         let redial = redials.values.map(\.at).min()
         guard let retry = joinRetry?.at else { return redial }
         return min(redial ?? retry, retry)
+    }
+
+    /// Whether ``handleTimeout(endpoint:now:)`` has a schedule to set up that ``nextDeadline`` cannot show yet: a
+    /// joiner without its retry, or a member that became unreachable without its redial. A driver runs the timeout
+    /// within a second of this becoming true (the engine does; the simulator's nodes run it with their other timers).
+    public var needsScheduling: Bool {
+        (membership.phase == .joining && joinRetry == nil)
+            || membership.unreachableMembers.contains { redials[$0.staticKey] == nil }
     }
 
     /// Asks a joiner's members for the WELCOME again while it has not come (every 2 s, doubling to 8 s:

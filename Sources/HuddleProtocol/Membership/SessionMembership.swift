@@ -69,6 +69,11 @@ public struct SessionMembership: Sendable {
     var unreachable: Set<X25519PublicKey> = []
     var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
     var invitations: [AdmissionID: InvitationGrant] = [:]
+    /// Who opened each invitation (`nil`: it came in a WELCOME), and the order they were opened in.
+    var invitationOwners: [AdmissionID: X25519PublicKey?] = [:]
+    var invitationOrder: [AdmissionID] = []
+    /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
+    public private(set) var invitationsEvicted = 0
     var hints: [X25519PublicKey] = []
     var sponsor: X25519PublicKey?
     var joiningInvitation: AdmissionID?
@@ -352,7 +357,7 @@ public struct SessionMembership: Sendable {
             adopt(record, from: key)
         case .invitationOpened(let grant):
             try requireMember(key)
-            open(grant)
+            open(grant, owner: key)
         case .sessionEnded(let by):
             try requireMember(key)
             guard let entry = entries[key], entry.record.identity.signingKey == by else { throw .impersonation }
@@ -449,7 +454,7 @@ public struct SessionMembership: Sendable {
                 actions.append(.dial(record.staticKey, addresses: record.addresses))
             }
         }
-        for grant in welcome.invitations { open(grant) }
+        for grant in welcome.invitations { open(grant, owner: nil) }
         // Announce ourselves to the other members we reached with the invitation, too (they accept a joiner's own
         // record): if the sponsor fails before its announcement goes out, the session still learns of us.
         for other in connected where other != key { send(.memberJoined(local), to: other) }
@@ -543,13 +548,37 @@ public struct SessionMembership: Sendable {
         if let sender { broadcast(.activity(record), except: sender) }
     }
 
-    private mutating func open(_ grant: InvitationGrant) {
-        guard invitations[grant.id] == nil, invitations.count < ProtocolLimits.maxAdmissions,
+    /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
+    /// this node cannot tell apart). Fairness between members: one member keeps at most
+    /// ``ProtocolLimits/maxOpenInvitationsPerMember`` open (a new one closes its oldest), and when all
+    /// ``ProtocolLimits/maxAdmissions`` but one (the session admission's) are taken, the owner holding the most gives
+    /// up its oldest. A member that
+    /// floods invitations therefore only ever closes its own, never another member's.
+    private mutating func open(_ grant: InvitationGrant, owner: X25519PublicKey?) {
+        guard invitations[grant.id] == nil,
             let credentials = try? SessionKeys.admissionCredentials(invitationSecret: grant.secret)
         else { return }
+        let owned = invitationOrder.filter { self.owner(of: $0) == owner }
+        if owner != nil, owned.count >= ProtocolLimits.maxOpenInvitationsPerMember {
+            invitationsEvicted += 1
+            closeInvitation(owned[0])
+        } else if invitations.count >= ProtocolLimits.maxAdmissions - 1 {
+            var counts: [X25519PublicKey?: Int] = [:]
+            for id in invitationOrder { counts[self.owner(of: id), default: 0] += 1 }
+            let greediest = counts.max { $0.value < $1.value }?.key ?? nil
+            if let oldest = invitationOrder.first(where: { self.owner(of: $0) == greediest }) {
+                invitationsEvicted += 1
+                closeInvitation(oldest)
+            }
+        }
         invitations[grant.id] = grant
+        invitationOwners[grant.id] = owner
+        invitationOrder.append(grant.id)
         actions.append(.openAdmission(grant.id, credentials))
     }
+
+    /// The member that opened invitation `id` (`nil`: unknown, it came in a WELCOME).
+    private func owner(of id: AdmissionID) -> X25519PublicKey? { invitationOwners[id] ?? nil }
 
     private mutating func send(_ message: MembershipMessage, to key: X25519PublicKey) {
         actions.append(.send(message.encoded(), to: key))
@@ -570,7 +599,7 @@ public struct SessionMembership: Sendable {
     /// them. Ignored beyond ``ProtocolLimits/maxAdmissions`` open invitations.
     public mutating func openInvitation(_ grant: InvitationGrant) {
         guard phase == .member else { return }
-        open(grant)
+        open(grant, owner: local.staticKey)
         guard invitations[grant.id] != nil else { return }
         broadcast(.invitationOpened(grant))
     }
@@ -578,6 +607,8 @@ public struct SessionMembership: Sendable {
     /// Closes an invitation on this node (every member closes its own copy when it expires).
     public mutating func closeInvitation(_ id: AdmissionID) {
         guard invitations.removeValue(forKey: id) != nil else { return }
+        invitationOwners[id] = nil
+        invitationOrder.removeAll { $0 == id }
         actions.append(.closeAdmission(id))
     }
 
