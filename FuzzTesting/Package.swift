@@ -11,7 +11,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "WireFuzzer",
-            dependencies: [.product(name: "HuddleWire", package: "Huddle")]
+            dependencies: ["FuzzTargets", .product(name: "HuddleWire", package: "Huddle")]
         ),
         .target(
             name: "FuzzTargets",

@@ -45,10 +45,12 @@ struct SessionCores: Sendable {
         } else {
             schedulingCheckAt = nil
         }
-        let expiry = session.membership.openInvitations.map(\.expiresAt).min().map { expiresAt in
+        // Asked after every input on the event loop: nothing here may allocate.
+        let expiry = session.membership.earliestInvitationExpiry.map { expiresAt in
             now + .milliseconds(Int64(max(0, (Double(expiresAt) - unixNow) * 1000).rounded(.up)))
         }
-        return [journal.nextDeadline, session.nextDeadline, expiry, schedulingCheckAt].compactMap { $0 }.min()
+        return Instant.earliest(
+            Instant.earliest(journal.nextDeadline, session.nextDeadline), Instant.earliest(expiry, schedulingCheckAt))
     }
 
     /// How long after the session core first needs a schedule set up its timeout runs.

@@ -55,3 +55,13 @@ extension Duration {
         .nanoseconds(Int64((Double(nanoseconds) * factor).rounded()))
     }
 }
+
+extension Instant {
+    /// The earlier of two optional instants (`nil` when both are), without building a collection: deadlines are
+    /// combined on every input.
+    public static func earliest(_ a: Instant?, _ b: Instant?) -> Instant? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
+    }
+}

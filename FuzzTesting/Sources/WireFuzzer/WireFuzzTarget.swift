@@ -1,3 +1,4 @@
+import FuzzTargets
 import HuddleWire
 
 /// FZ1 + FZ3: the datagram classifier, the packet layouts and the frame decoder behind a null cipher.
@@ -10,7 +11,14 @@ import HuddleWire
 /// Decoding may fail only with a `WireError`. Every decoded frame must re-encode to at most the bytes it
 /// came from and decode back to itself. Any violation stops the process (`precondition`), which is what
 /// the fuzzer reports as a crash.
-enum WireFuzzTarget {
+enum WireFuzzTarget: FuzzTarget {
+    static let name = "wire"
+
+    /// Valid encodings of every packet and frame type (``CorpusWriter``).
+    static func seeds() throws -> [(name: String, bytes: [UInt8])] {
+        try CorpusWriter.makeSeeds().map { (name: $0.0, bytes: $0.1) }
+    }
+
     /// Checks one input; crashes on any broken promise.
     static func run(_ data: UnsafeRawBufferPointer) {
         let type: PacketType
@@ -55,7 +63,7 @@ enum WireFuzzTarget {
                 do {
                     let encoded = try RelayRegistered(decoding: data).encoded()
                     precondition(encoded.elementsEqual(data), "relay registered does not round-trip")
-                } catch let error as WireError {
+                } catch {
                     switch error {
                     case .valueOutOfRange(field: .addressFamily, _, _), .nonZeroReserved: break
                     default: preconditionFailure("relay registered: unexpected \(error)")

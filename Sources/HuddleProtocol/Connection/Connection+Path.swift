@@ -193,7 +193,7 @@ extension Connection {
 
     /// A direct route gone quiet (probes unanswered) falls back to the relay it came from, if one is known.
     mutating func fallBackToRelayIfQuiet(now: Instant) {
-        guard !paths.current.isRelayed, let relay = paths.relayedFallback else { return }
+        guard !paths.current.isRelayed, let relay = paths.knownRelay else { return }
         _ = paths.switchTo(validated: relay)
         statistics.migrations += 1
         resetCongestionState()

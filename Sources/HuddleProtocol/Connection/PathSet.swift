@@ -53,9 +53,6 @@ struct PathSet {
     /// Whether `route` is known to reach the peer.
     func isValidated(_ route: Route) -> Bool { route.isRelayed || validated.contains(route) }
 
-    /// A relayed route that is known to work, to fall back on when the direct one goes quiet.
-    var relayedFallback: Route? { knownRelay }
-
     /// Bytes that may still be sent on ``current`` before the peer proves it receives there, or `nil` without limit.
     var amplificationAllowance: Int? {
         guard !currentValidated else { return nil }
@@ -184,7 +181,7 @@ struct PathSet {
     }
 
     /// The earliest challenge deadline.
-    var nextChallengeDeadline: Instant? { challenges.map(\.dueAt).min() }
+    var nextChallengeDeadline: Instant? { challenges.lazy.map(\.dueAt).min() }
 
     private mutating func remember(_ route: Route) {
         guard !route.isRelayed else {

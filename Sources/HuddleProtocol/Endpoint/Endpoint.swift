@@ -270,7 +270,7 @@ public struct Endpoint {
 
     /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
     public var nextDeadline: Instant? {
-        var earliest: Instant? = relayClients.map(\.nextRegisterAt).min()
+        var earliest: Instant? = relayClients.lazy.map(\.nextRegisterAt).min()
         for id in connectionOrder {
             guard let deadline = connections.slots[connections.slot(of: id)!]?.nextDeadline else { continue }
             earliest = min(earliest ?? deadline, deadline)

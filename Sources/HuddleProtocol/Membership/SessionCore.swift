@@ -178,7 +178,7 @@ public struct SessionCore: Sendable {
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
     /// or asking again for a WELCOME). A schedule not set up yet (see ``needsScheduling``) is not included.
     public var nextDeadline: Instant? {
-        let redial = redials.values.map(\.at).min()
+        let redial = redials.values.lazy.map(\.at).min()
         guard let retry = joinRetry?.at else { return redial }
         return min(redial ?? retry, retry)
     }

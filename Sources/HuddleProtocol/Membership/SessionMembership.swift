@@ -172,6 +172,9 @@ public struct SessionMembership: Sendable {
     /// Open invitations, for a new member's WELCOME and for tickets.
     public var openInvitations: [InvitationGrant] { Array(invitations.values) }
 
+    /// When the first open invitation expires (Unix seconds), if any are open; without building an array.
+    public var earliestInvitationExpiry: UInt64? { invitations.values.lazy.map(\.expiresAt).min() }
+
     /// Address hints for a ticket: each active member's Noise key and best known addresses, the local node first,
     /// at most `limit`.
     public func ticketHints(limit: Int) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] {
