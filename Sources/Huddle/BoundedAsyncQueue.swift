@@ -5,6 +5,11 @@ import NIOConcurrencyHelpers
 /// the consumer has taken half of them, so a slow reader slows the writer down instead of losing elements or growing
 /// memory (and a producer that keeps it full is woken once per half, not once per element). Finishing (by either
 /// side) ends iteration after the buffered elements and makes further pushes return `false`.
+///
+/// Pushing and taking run in the caller's isolation (the `isolation` parameter), waits included: the engine's actor
+/// and a reader preferring the event loop are resumed where they waited, never on the cooperative pool in between.
+/// (`nonisolated(nonsending)` is not enough here: `#isolation` is `nil` inside such a function, so the operation given
+/// to `withTaskCancellationHandler` would run on the global executor, a thread switch per message.)
 final class BoundedAsyncQueue<Element: Sendable>: Sendable {
     private struct State {
         var buffer = Deque<Element>()
@@ -28,7 +33,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
 
     /// Appends `element`, suspending while the queue is full. Returns `false` (dropping it) once finished.
     @discardableResult
-    nonisolated(nonsending) func push(_ element: Element) async -> Bool {
+    func push(_ element: Element, isolation: isolated (any Actor)? = #isolation) async -> Bool {
         while true {
             let step: PushStep = state.withLockedValue { state in
                 if state.finished { return .done(false, nil) }
@@ -61,7 +66,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
 
     /// Appends `elements` in order, suspending whenever the queue is full. Returns `false` once finished (the rest
     /// is dropped).
-    nonisolated(nonsending) func push(contentsOf elements: [Element]) async -> Bool {
+    func push(contentsOf elements: [Element], isolation: isolated (any Actor)? = #isolation) async -> Bool {
         var index = 0
         while index < elements.count {
             let (accepted, consumer, handed) = state.withLockedValue {
@@ -95,7 +100,7 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element, waiting for one; `nil` once finished and drained, or when the waiting task is cancelled.
-    nonisolated(nonsending) func next() async -> Element? {
+    func next(isolation: isolated (any Actor)? = #isolation) async -> Element? {
         if Task.isCancelled { return nil }
         // Without suspending when an element is there (the common case for a busy stream).
         let (ready, producers) = state.withLockedValue { state -> (Element?, [CheckedContinuation<Void, Never>]) in
@@ -105,7 +110,10 @@ final class BoundedAsyncQueue<Element: Sendable>: Sendable {
         for producer in producers { producer.resume() }
         if let ready { return ready }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            // A closure runs in the isolated parameter's isolation only if it captures it; without this line it would
+            // run (and be resumed) on the global executor.
+            _ = isolation
+            return await withCheckedContinuation { continuation in
                 let (element, producers, end) = state.withLockedValue {
                     state -> (Element?, [CheckedContinuation<Void, Never>], Bool) in
                     if let element = state.buffer.popFirst() {

@@ -72,10 +72,13 @@ final class EventInbox: Sendable {
     }
 
     /// Everything pushed so far, waiting for something; `nil` once finished or when the waiting task is cancelled.
-    nonisolated(nonsending) func next() async -> [Batch]? {
+    func next(isolation: isolated (any Actor)? = #isolation) async -> [Batch]? {
         if Task.isCancelled { return nil }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            // A closure runs in the isolated parameter's isolation only if it captures it; without this line it would
+            // run (and be resumed) on the global executor.
+            _ = isolation
+            return await withCheckedContinuation { continuation in
                 let (batches, end) = state.withLockedValue { state -> ([Batch], Bool) in
                     if !state.batches.isEmpty {
                         defer { state.batches.removeAll(keepingCapacity: true) }

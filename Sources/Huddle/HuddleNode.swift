@@ -88,6 +88,21 @@ public final class HuddleNode: Sendable {
     public var advertisedAddress: NetworkAddress { advertisedAddresses[0] }
     /// This node's identity fingerprint (the ``Participant/id`` others see).
     public let fingerprint: String
+    /// The node's network thread as a task executor. A task that reads messages and answers them can prefer it:
+    ///
+    /// ```swift
+    /// Task(executorPreference: node.taskExecutor) {
+    ///     for await (move, context) in messenger.messages(of: Move.self) {
+    ///         try await messenger.send(reply(to: move), to: .only([context.source]))
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Its messages are then handed to it, and its sends reach the socket, on the thread that reads the socket, with
+    /// no thread switch on the way (a round trip on loopback takes about half as long). Keep blocking work (file
+    /// or network calls that wait, long computations) out of such a task: it delays every peer's traffic. Without a
+    /// preference, tasks run on Swift's cooperative pool as usual.
+    public var taskExecutor: some TaskExecutor { driver.taskExecutor }
     let engine: SessionEngine
     let driver: UDPEndpointDriver
     let identity: Identity

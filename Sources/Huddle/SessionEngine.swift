@@ -26,15 +26,29 @@ struct ReceivedMessage: Sendable {
 /// handling of the datagrams that carried the chunk. File work that grows with an attachment's size (adding,
 /// loading, saving) runs on NIO's blocking-I/O thread pool instead.
 actor SessionEngine {
+    /// The engine runs on the transport's event loop: dispatching the cores' output and calling into the endpoint
+    /// (``UDPEndpointDriver/perform(_:)``) then take no thread switch, and a subscriber that prefers the loop
+    /// (``HuddleNode/taskExecutor``) is resumed on the same thread. Nothing the actor does blocks: file work that
+    /// grows with an attachment's size runs on NIO's thread pool.
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        driver.eventLoop.executor.asUnownedSerialExecutor()
+    }
+
     /// How long joining waits for a WELCOME.
     static let joinTimeout: Duration = .seconds(30)
     /// How long leaving waits for the departure announcement to be acknowledged before closing connections.
     static let leaveFlushTimeout: Duration = .seconds(2)
     /// Messages a subscription buffers before the engine stops reading (and the transport stops acknowledging).
     static let subscriptionCapacity = 1024
-    /// Messages kept for subscriptions that do not exist yet (a late joiner's catch-up arrives before the app
-    /// subscribes); beyond it they are dropped, counted and logged.
+    /// Messages kept for subscriptions that do not exist yet (a late joiner's catch-up, or a flood sent right after
+    /// joining, arrives before the app subscribes). When they fill up, the engine stops reading (the transport's flow
+    /// control holds the senders back) for up to ``unclaimedGracePeriod`` for a subscription to take them; after
+    /// that, what nobody subscribed to is dropped, counted and logged.
     static let maxUnclaimedMessages = 1024
+    /// How long a full unclaimed buffer holds the session back before messages nobody subscribed to are dropped: long
+    /// enough for an app that starts reading right after joining, even on a loaded machine; it is spent once until
+    /// the next subscription, so a type nobody ever reads costs one pause, not one per message.
+    static let unclaimedGracePeriod: Duration = .seconds(3)
     /// The channel messengers' reliable messages and unreliable datagrams travel on.
     static let messengerChannel = ChannelID(16)
     /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
@@ -80,6 +94,12 @@ actor SessionEngine {
     private var subscriptions: [Int: Subscription] = [:]
     private var nextSubscription = 0
     private var unclaimed = Deque<ReceivedMessage>()
+    /// Dispatches waiting for room in ``unclaimed`` (see ``unclaimedGracePeriod``), resumed by a subscription or
+    /// when the grace period ends.
+    private var unclaimedWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The grace period was spent without a subscription taking the unclaimed messages: drop at once until the next
+    /// subscription.
+    private var unclaimedGraceSpent = false
     /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
     private var participantCache: [X25519PublicKey: Participant] = [:]
     private var eventTask: Task<Void, Never>?
@@ -118,7 +138,10 @@ actor SessionEngine {
             guard let batch, !batch.output.isEmpty else { return true }
             return inbox.push(batch)
         }
-        eventTask = Task { await self.runEvents() }
+        // The preference matters where the task waits: a continuation resumed by the event loop (the inbox's) resumes
+        // its task on the generic executor before the task hops back to the actor, and with the preference that is
+        // the loop itself, not a wake-up of a cooperative-pool thread.
+        eventTask = Task(executorPreference: driver.taskExecutor) { await self.runEvents() }
         await installTimers()
     }
 
@@ -254,6 +277,8 @@ actor SessionEngine {
         inbox.finish()
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
+        unclaimedGraceSpent = true
+        releaseUnclaimedWaiters()
     }
 
     /// Reports every messenger message still unacknowledged on a connection as failed with
@@ -309,6 +334,7 @@ actor SessionEngine {
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
         unclaimed.removeAll()
+        releaseUnclaimedWaiters()
         participantCache.removeAll()
         // Leaving a session deletes its attachments from this node (the others keep theirs).
         if let context, let store = context.journal.store {
@@ -546,8 +572,13 @@ actor SessionEngine {
             }
         }
         unclaimed = kept
+        unclaimedGraceSpent = false
+        releaseUnclaimedWaiters()
         return (id, queue)
     }
+
+    /// How many messages wait for a subscription (for tests).
+    var unclaimedCount: Int { unclaimed.count }
 
     /// How many messages each subscription holds (for tests).
     func bufferedMessageCounts() -> [Int] {
@@ -583,9 +614,9 @@ actor SessionEngine {
         for event in output.sessionEvents {
             switch event {
             case .message(let from, let channel, let bytes) where channel == Self.messengerChannel:
-                collect(bytes, from: from, reliable: true, into: &routed)
+                await route(bytes, from: from, reliable: true, into: &routed)
             case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
-                collect(bytes, from: from, reliable: false, into: &routed)
+                await route(bytes, from: from, reliable: false, into: &routed)
             default:
                 await deliver(&routed)
                 await dispatch(event)
@@ -645,12 +676,12 @@ actor SessionEngine {
         case .message(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
             var routed = RoutedMessages()
-            collect(bytes, from: from, reliable: true, into: &routed)
+            await route(bytes, from: from, reliable: true, into: &routed)
             await deliver(&routed)
         case .datagram(let from, let channel, let bytes):
             guard channel == Self.messengerChannel else { return }
             var routed = RoutedMessages()
-            collect(bytes, from: from, reliable: false, into: &routed)
+            await route(bytes, from: from, reliable: false, into: &routed)
             await deliver(&routed)
         case .delivered:
             break
@@ -698,9 +729,12 @@ actor SessionEngine {
         var targets: [(id: Int, queue: BoundedAsyncQueue<ReceivedMessage>, messages: [ReceivedMessage])] = []
     }
 
-    /// Decodes a messenger message and adds it to the share of every subscription it matches; a message nobody
-    /// subscribed to is kept for a later subscription (up to ``maxUnclaimedMessages``).
-    private func collect(_ bytes: [UInt8], from member: MemberRecord, reliable: Bool, into routed: inout RoutedMessages)
+    /// Routes a messenger message (see ``collect(_:into:)``); when it finds the unclaimed buffer full, delivers what
+    /// was collected, waits for a subscription or the end of ``unclaimedGracePeriod``, and routes it again.
+    private func route(
+        _ bytes: [UInt8], from member: MemberRecord, reliable: Bool, into routed: inout RoutedMessages
+    )
+        async
     {
         guard context.map({ !$0.isInvalidated }) ?? false else { return }
         guard let envelope = MessageEnvelope(decoding: bytes) else {
@@ -708,6 +742,52 @@ actor SessionEngine {
             return
         }
         let message = ReceivedMessage(envelope: envelope, source: participant(member), reliable: reliable)
+        while !collect(message, into: &routed) {
+            await deliver(&routed)
+            await waitForUnclaimedRoom()
+            guard context.map({ !$0.isInvalidated }) ?? false else { return }
+        }
+    }
+
+    /// Waits until a subscription takes unclaimed messages or ``unclaimedGracePeriod`` ends (then marks the grace
+    /// spent). Returns at once when it is already spent.
+    private func waitForUnclaimedRoom() async {
+        guard !unclaimedGraceSpent else { return }
+        logger.notice(
+            "messages arrive faster than the app subscribes to them; holding the session back",
+            metadata: ["unclaimed": "\(unclaimed.count)"])
+        let grace = Task { [weak self] in
+            try? await Task.sleep(for: Self.unclaimedGracePeriod)
+            await self?.unclaimedGraceEnded()
+        }
+        await withCheckedContinuation { unclaimedWaiters.append($0) }
+        grace.cancel()
+    }
+
+    private func unclaimedGraceEnded() {
+        guard !unclaimedWaiters.isEmpty else { return }
+        unclaimedGraceSpent = true
+        releaseUnclaimedWaiters()
+    }
+
+    /// Resumes the dispatches waiting for room in the unclaimed buffer (a subscription came, the grace period ended,
+    /// or the session ended).
+    private func releaseUnclaimedWaiters() {
+        let waiters = unclaimedWaiters
+        unclaimedWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func dropUnclaimed(_ message: ReceivedMessage) {
+        unclaimedDropped += 1
+        logger.warning(
+            "dropped a message nobody subscribed to",
+            metadata: ["type": "\(message.envelope.typeName)", "dropped": "\(unclaimedDropped)"])
+    }
+
+    /// Adds `message` to the share of every subscription it matches, or keeps it for a later subscription; returns
+    /// `false` when nobody subscribed and the unclaimed buffer is full (nothing was done with it).
+    private func collect(_ message: ReceivedMessage, into routed: inout RoutedMessages) -> Bool {
         var claimed = false
         for (id, target) in subscriptions where target.matches(message) {
             claimed = true
@@ -720,14 +800,15 @@ actor SessionEngine {
         guard claimed else {
             if unclaimed.count < Self.maxUnclaimedMessages {
                 unclaimed.append(message)
-            } else {
-                unclaimedDropped += 1
-                logger.warning(
-                    "dropped a message nobody subscribed to",
-                    metadata: ["type": "\(envelope.typeName)", "dropped": "\(unclaimedDropped)"])
+                return true
             }
-            return
+            if unclaimedGraceSpent {
+                dropUnclaimed(message)
+                return true
+            }
+            return false
         }
+        return true
     }
 
     /// Pushes the collected messages into their subscriptions (waiting while one is full: that is the backpressure)

@@ -35,6 +35,13 @@ public final class UDPEndpointDriver: Sendable {
     public let usesSegmentationOffload: Bool
     /// Whether datagrams are received with UDP GRO (configured and supported by the kernel).
     public let usesReceiveOffload: Bool
+    /// Runs tasks that prefer it on the endpoint's event loop: what they send goes out and what they receive comes in
+    /// without a thread switch (see ``EventLoopTaskExecutor``).
+    public let taskExecutor: EventLoopTaskExecutor
+
+    /// The event loop the endpoint lives on. An actor whose executor this loop is (`eventLoop.executor`) calls
+    /// ``perform(_:)`` without a thread switch.
+    public var eventLoop: any EventLoop { handler.eventLoop }
 
     /// The current channel: a new one replaces it when SwiftNIO closes the socket after a refused send.
     private let channel: NIOLockedValueBox<any Channel>
@@ -55,6 +62,7 @@ public final class UDPEndpointDriver: Sendable {
         self.events = events
         self.usesSegmentationOffload = usesSegmentationOffload
         self.usesReceiveOffload = usesReceiveOffload
+        self.taskExecutor = EventLoopTaskExecutor(handler.eventLoop)
     }
 
     /// Binds a UDP socket as `transport` says and starts an endpoint with `configuration` on it, on one event loop
@@ -200,10 +208,21 @@ public final class UDPEndpointDriver: Sendable {
     /// Runs `body` on the event loop with exclusive access to the endpoint and the current instant, then sends
     /// whatever it queued, hands out events and re-arms the timer. Throws ``TransportError/driverClosed`` after
     /// ``close()``, or whatever `body` throws (its effects up to the throw still apply).
-    public func perform<Result: Sendable>(
+    ///
+    /// Called on the event loop (from an actor whose executor it is, or a task preferring ``taskExecutor``), `body`
+    /// runs at once, without a hop (the method runs on its caller's executor: `nonisolated(nonsending)`): Swift
+    /// concurrency runs such jobs as loop tasks of their own, never inside the
+    /// handler's reads or timers, so the endpoint is not in use.
+    nonisolated(nonsending) public func perform<Result: Sendable>(
         _ body: @escaping @Sendable (inout Endpoint, Instant) throws -> Result
     ) async throws -> Result {
         let handler = self.handler
+        if handler.eventLoop.inEventLoop {
+            let core = handler.value
+            guard !core.isClosed else { throw TransportError.driverClosed }
+            defer { core.afterInput() }
+            return try body(&core.endpoint, core.clock.now)
+        }
         return try await handler.eventLoop.submit {
             let core = handler.value
             guard !core.isClosed else { throw TransportError.driverClosed }

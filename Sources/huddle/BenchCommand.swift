@@ -37,6 +37,18 @@ struct BenchNodeOptions: ParsableArguments {
     @Option(help: "Congestion controller: bbr (default), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
+    @Flag(
+        help: ArgumentHelp(
+            "Run the benchmark's own tasks on Swift's cooperative pool instead of the node's network thread.",
+            discussion: "By default the tasks that send and read prefer HuddleNode.taskExecutor, as an application "
+                + "that wants the lowest latency would; this measures an application that does not."))
+    var onPool = false
+
+    /// The executor the benchmark's tasks prefer for `node`: its network thread, or none with `--on-pool`.
+    func executor(for node: HuddleNode) -> (any TaskExecutor)? {
+        onPool ? nil : node.taskExecutor
+    }
+
     /// Starts a node with a new in-memory identity (a benchmark needs no lasting one).
     func startNode(name: String) async throws -> HuddleNode {
         let (host, port) = try NodeOptions.split(listen, option: "--listen")

@@ -98,14 +98,15 @@ struct BenchRunCommand: AsyncParsableCommand {
             throw CLIError("the server is not in the session")
         }
         let messenger = Messenger(session: session)
-        var replies = messenger.messages(of: Data.self).makeAsyncIterator()
-        let result: BenchResult
-        switch test {
-        case .rtt: result = try await roundTrips(messenger, to: server, replies: &replies)
-        case .rate: result = try await rate(messenger, to: server, replies: &replies)
-        case .bulk: result = try await bulk(messenger, to: server, replies: &replies)
-        case .journal: result = try await attachment(session, messenger, replies: &replies)
-        case .join: fatalError("handled by measureJoins")
+        let result = try await withTaskExecutorPreference(node.executor(for: client)) {
+            var replies = messenger.messages(of: Data.self).makeAsyncIterator()
+            switch test {
+            case .rtt: return try await roundTrips(messenger, to: server, replies: &replies)
+            case .rate: return try await rate(messenger, to: server, replies: &replies)
+            case .bulk: return try await bulk(messenger, to: server, replies: &replies)
+            case .journal: return try await attachment(session, messenger, replies: &replies)
+            case .join: fatalError("handled by measureJoins")
+            }
         }
         await session.leave()
         return result

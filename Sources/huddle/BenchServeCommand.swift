@@ -24,7 +24,7 @@ struct BenchServeCommand: AsyncParsableCommand {
         let messenger = Messenger(session: session)
         let journal = Journal(session: session)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await Self.answer(messenger) }
+            group.addTask(executorPreference: node.executor(for: server)) { await Self.answer(messenger) }
             group.addTask { await Self.watch(journal, messenger: messenger) }
             group.addTask { _ = await Signals.first() }
             await group.next()

@@ -100,7 +100,8 @@ struct JoinFloodTests {
             }
         } catch {
             let statistics = try await host.driver.perform { endpoint, _ in endpoint.statistics }
-            Issue.record("no join during the flood: \(statistics)")
+            let joinerStatistics = try await joiner.driver.perform { endpoint, _ in endpoint.statistics }
+            Issue.record("no join during the flood: host \(statistics), joiner \(joinerStatistics)")
             throw error
         }
         let took = clock.now - started

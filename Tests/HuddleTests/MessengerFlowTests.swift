@@ -116,4 +116,80 @@ struct MessengerFlowTests {
         try await sending.value
         #expect(accepted.withLockedValue { $0 } == count)
     }
+
+    @Test("A flood sent before the receiver subscribes waits for the subscription instead of being dropped")
+    func floodBeforeSubscribing() async throws {
+        let (host, guest, session, guestSession) = try await MessengerTests.pair(81)
+        defer {
+            Task {
+                await host.shutdown(); await guest.shutdown()
+            }
+        }
+        // Three times what the engine keeps for subscriptions that do not exist yet.
+        let count = 3 * SessionEngine.maxUnclaimedMessages
+        let sender = Messenger(session: session)
+        let sending = Task {
+            for index in 0..<count { try await sender.send(Self.numbered(index, size: 64)) }
+        }
+        // Nobody reads until the unclaimed buffer is full: the receiver then holds the sender back.
+        let filled = await eventually("the unclaimed buffer fills up") {
+            await guest.engine.unclaimedCount == SessionEngine.maxUnclaimedMessages
+        }
+        #expect(filled)
+        var next = 0
+        for await (data, _) in Messenger(session: guestSession).messages(of: Data.self) {
+            guard data == Self.numbered(next, size: 64) else {
+                Issue.record("message \(next) differs or is out of order")
+                break
+            }
+            next += 1
+            if next == count { break }
+        }
+        #expect(next == count)
+        #expect(await guest.engine.unclaimedDropped == 0)
+        try await sending.value
+    }
+
+    @Test("Messages of a type nobody reads hold the session back once, for the grace period, then are dropped")
+    func unreadTypeIsDroppedAfterGrace() async throws {
+        let (host, guest, session, guestSession) = try await MessengerTests.pair(91)
+        defer {
+            Task {
+                await host.shutdown(); await guest.shutdown()
+            }
+        }
+        let overflow = 100
+        let sender = Messenger(session: session)
+        for index in 0..<(SessionEngine.maxUnclaimedMessages + overflow) {
+            try await sender.send(Self.numbered(index, size: 64))
+        }
+        // A message of another type behind them, read by its own subscription (a codable type, not raw bytes).
+        let strokes = NIOLockedValueBox<[Int]>([])
+        let reader = Task {
+            for await (stroke, _) in Messenger(session: guestSession).messages(of: StrokeMessage.self) {
+                strokes.withLockedValue { $0.append(stroke.id) }
+            }
+        }
+        defer { reader.cancel() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await sender.send(StrokeMessage(id: 1))
+        #expect(
+            await eventually("the message behind the unread ones", within: 30) { strokes.withLockedValue { $0 } == [1] }
+        )
+        let waited = clock.now - start
+        #expect(waited >= SessionEngine.unclaimedGracePeriod - .milliseconds(100), "\(waited)")
+        #expect(await guest.engine.unclaimedDropped == overflow)
+        // The grace is spent: more unread messages are dropped at once instead of pausing again.
+        let again = clock.now
+        for index in 0..<overflow { try await sender.send(Self.numbered(index, size: 64)) }
+        try await sender.send(StrokeMessage(id: 2))
+        #expect(await eventually("the next message", within: 30) { strokes.withLockedValue { $0 } == [1, 2] })
+        #expect(clock.now - again < SessionEngine.unclaimedGracePeriod, "paused again")
+        #expect(await guest.engine.unclaimedDropped == 2 * overflow)
+    }
+
+    struct StrokeMessage: Codable, Sendable {
+        var id: Int
+    }
 }
