@@ -44,9 +44,10 @@ slow-tests: deps
 	HUDDLE_SLOW_TESTS=1 $(SWIFT) test --skip-build --filter NetworkNamespaceTests
 
 ## Every simulator scenario over the committed seeds (Tests/HuddleSimulationTests/seeds.txt, 200 seeds), in release
-## mode. HUDDLE_SEEDS=FIRST-LAST overrides the seed list.
+## mode. HUDDLE_SEEDS=FIRST-LAST overrides the seed list. Deterministic hashing (Swift seeds Hasher per process) makes a
+## seed do the same in the suite as in `huddle-sim`, which sets it itself.
 simulation: deps
-	$(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
+	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
 
 ## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (15).
 fuzz-smoke: deps

@@ -28,6 +28,10 @@ extension ProtocolLimits {
     public static let joinRequestInterval = Duration.seconds(2)
     /// The longest wait between join requests.
     public static let maxJoinRequestInterval = Duration.seconds(8)
+    /// How often a joiner dials a member of its ticket again after an established connection to it closed before the
+    /// join completed (the member evicted a pending joiner under a handshake flood, restarted, or the path broke);
+    /// then the join fails if no other member of the ticket is connected.
+    public static let maxJoinRedialsPerMember = 3
     /// The first wait before dialling an unreachable member again (after a partition heals, both sides would
     /// otherwise wait for the other forever); each failed attempt doubles it, up to ``maxRedialInterval``.
     public static let initialRedialInterval = Duration.seconds(1)

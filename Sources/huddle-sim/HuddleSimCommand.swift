@@ -36,6 +36,22 @@ struct HuddleSimCommand: ParsableCommand {
     )
     var congestion: ConnectionConfiguration.CongestionControl?
 
+    /// Starts over with `SWIFT_DETERMINISTIC_HASHING=1` unless it is set: Swift seeds `Hasher` per process, so the
+    /// iteration order of a `Set` or `Dictionary` (in the simulator and in the cores it drives) would otherwise differ
+    /// between runs, and a seed would not replay what it did in another process.
+    static func main() {
+        #if canImport(Glibc)
+            if getenv("SWIFT_DETERMINISTIC_HASHING") == nil {
+                setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
+                execv("/proc/self/exe", CommandLine.unsafeArgv)
+                // exec failed: carry on, but say that runs may not replay.
+                fputs(
+                    "huddle-sim: could not restart with SWIFT_DETERMINISTIC_HASHING=1; seeds may not replay\n", stderr)
+            }
+        #endif
+        Self.main(nil)
+    }
+
     func run() throws {
         setvbuf(stdout, nil, _IOLBF, 0)
         if list {

@@ -13,18 +13,20 @@ struct BenchRunCommand: AsyncParsableCommand {
             warm-up). rate: --message-size byte reliable messages one way for --duration seconds; the rate is what \
             the server received, over the time until it confirmed. bulk: --size bytes as 64 KiB reliable messages, \
             timed until the server confirmed every byte. journal: a --size byte attachment, timed from adding it \
-            until the server verified and stored all of it. join: --count joins of fresh nodes, from starting the \
-            node to `joined`.
+            until the server verified and stored all of it. rtt-journal: rtt probes one at a time while a --size \
+            byte attachment transfers to the server, until the server has all of it: the round trip under load, \
+            with the attachment's MB/s. join: --count joins of fresh nodes, from starting the node to `joined`.
             """)
 
     enum Test: String, ExpressibleByArgument, CaseIterable {
         case rtt, rate, bulk, journal, join
+        case rttJournal = "rtt-journal"
     }
 
     @Argument(help: "The ticket `huddle bench serve` printed.")
     var ticket: String
 
-    @Option(help: "The test: rtt, rate, bulk, journal or join.")
+    @Option(help: "The test: rtt, rate, bulk, journal, rtt-journal or join.")
     var test: Test
 
     @Option(help: "Bytes for bulk and journal (suffixes K, M, G, KiB, MiB, GiB).", transform: BenchRunCommand.size)
@@ -105,6 +107,7 @@ struct BenchRunCommand: AsyncParsableCommand {
             case .rate: return try await rate(messenger, to: server, replies: &replies)
             case .bulk: return try await bulk(messenger, to: server, replies: &replies)
             case .journal: return try await attachment(session, messenger, replies: &replies)
+            case .rttJournal: return try await roundTripsDuringAttachment(session, messenger, server, &replies)
             case .join: fatalError("handled by measureJoins")
             }
         }
@@ -199,6 +202,50 @@ struct BenchRunCommand: AsyncParsableCommand {
         let seconds = Self.seconds(Self.clock.now - start)
         try await journal.remove(attachment)
         var result = BenchResult(test: "journal")
+        result.bytes = size
+        result.seconds = seconds
+        result.mbPerS = Double(size) / seconds / 1e6
+        return result
+    }
+
+    /// Round trips on the messenger while a journal attachment moves on the same connection: the journal's chunks
+    /// and the probes share the connection's congestion window, and the channel scheduler decides whether a probe
+    /// waits behind chunks.
+    private func roundTripsDuringAttachment(
+        _ session: GroupSession<BenchActivity>, _ messenger: Messenger, _ server: Participant,
+        _ replies: inout MessageStream<Data>.AsyncIterator
+    ) async throws -> BenchResult {
+        var random = SystemRandomGenerator()
+        var content = Data(count: Int(size))
+        content.withUnsafeMutableBytes { random.fill($0) }
+        let journal = Journal(session: session)
+        var probe = BenchMessage.padded(.echo, size: messageSize)
+        var samples: [Double] = []
+        let start = Self.clock.now
+        let attachment = try await journal.add(content)
+        var completed: ContinuousClock.Instant?
+        var index = 0
+        while completed == nil {
+            probe[probe.count - 1] = UInt8(truncatingIfNeeded: index)
+            index += 1
+            let sent = Self.clock.now
+            try await messenger.send(probe, to: .only([server]))
+            while true {
+                guard let (reply, _) = await replies.next() else { throw CLIError("the session ended") }
+                if reply == probe {
+                    samples.append(Self.seconds(Self.clock.now - sent))
+                    break
+                }
+                guard case .journalComplete(let id) = BenchMessage(decoding: reply), id == attachment.id else {
+                    throw CLIError("round trip \(index): unexpected reply")
+                }
+                completed = Self.clock.now
+            }
+        }
+        let seconds = Self.seconds(completed! - start)
+        try await journal.remove(attachment)
+        var result = BenchResult(test: "rtt-journal")
+        result.setLatencies(samples)
         result.bytes = size
         result.seconds = seconds
         result.mbPerS = Double(size) / seconds / 1e6

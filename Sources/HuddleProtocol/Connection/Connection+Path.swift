@@ -101,7 +101,7 @@ extension Connection {
 
     /// Whether the amplification limit stops every packet on the current route until the peer answers.
     var amplificationBlocked: Bool {
-        paths.amplificationAllowance.map { $0 < configuration.maxDatagramSize } ?? false
+        paths.amplificationBlocks(datagramSize: configuration.maxDatagramSize)
     }
 
     /// Builds the next path probe, if one is due: a PATH_RESPONSE owed, else a PATH_CHALLENGE, alone in a packet

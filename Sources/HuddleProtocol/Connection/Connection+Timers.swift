@@ -9,7 +9,7 @@ extension Connection {
             earliest = earliest.map { min($0, instant) } ?? instant
         }
         if state == .established { consider(paths.nextChallengeDeadline) }
-        if amplificationBlocked {
+        if paths.amplificationBlocks(datagramSize: configuration.maxDatagramSize) {
             // Nothing but probes can go out until the peer answers on this route: waking for an ACK, a loss probe or
             // the pacer would find nothing to send, again and again.
             consider(idleDeadline)
@@ -18,15 +18,17 @@ extension Connection {
         consider(receivedPackets.ackDeadline)
         consider(sentPackets.deadline(rtt: rtt))
         consider(nextInitiationAt)
-        consider(handshakeStartedAt.map { $0 + configuration.handshakeTimeout })
+        // No closures that capture `self` here (`optional.map { ... configuration ... }`): this runs after every
+        // input, and such a closure made the compiler copy the whole connection (retaining every buffer in it).
+        if let started = handshakeStartedAt { consider(started + configuration.handshakeTimeout) }
         consider(unconfirmedResponderDeadline)
-        if current != nil {
+        if let created = current?.created {
             consider(idleDeadline)
             if keepaliveArmed { consider(lastSentAt + configuration.keepaliveInterval) }
             consider(rekeyDeadline)
-            consider(current.map { $0.created + configuration.rejectAfterTime })
+            consider(created + configuration.rejectAfterTime)
         }
-        consider(previous.map { $0.created + configuration.rejectAfterTime })
+        if let created = previous?.created { consider(created + configuration.rejectAfterTime) }
         consider(pacerReleaseAt)
         return earliest
     }
@@ -35,8 +37,8 @@ extension Connection {
     /// that never hears back must not keep its state (or an admission slot) forever. A retried initiation installs
     /// a newer keypair and so moves the deadline.
     var unconfirmedResponderDeadline: Instant? {
-        guard current == nil, handshakeStartedAt == nil, let next else { return nil }
-        return next.created + configuration.handshakeTimeout
+        guard current == nil, handshakeStartedAt == nil, let created = next?.created else { return nil }
+        return created + configuration.handshakeTimeout
     }
 
     /// Whether a keepalive PING is due after a quiet period: only when nothing ack-eliciting is in flight (then
@@ -48,9 +50,11 @@ extension Connection {
     /// When this side should start a rekey: the initiator of the current keypair at ``rekeyAfterTime``; the
     /// responder later, only if the initiator has not (so both rarely initiate at once).
     var rekeyDeadline: Instant? {
-        guard let current, initiation == nil, nextInitiationAt == nil, next == nil, isOpen else { return nil }
-        let grace = current.isInitiator ? Duration.zero : configuration.handshakeRetryInterval * 3
-        return current.created + configuration.rekeyAfterTime + grace
+        guard let created = current?.created, let isInitiator = current?.isInitiator, initiation == nil,
+            nextInitiationAt == nil, next == nil, isOpen
+        else { return nil }
+        let grace = isInitiator ? Duration.zero : configuration.handshakeRetryInterval * 3
+        return created + configuration.rekeyAfterTime + grace
     }
 
     /// Runs every timer that is due: loss detection and probes, handshake retries and timeout, keepalive, idle

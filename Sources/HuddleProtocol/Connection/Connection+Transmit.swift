@@ -22,7 +22,9 @@ extension Connection {
         else { return nil }
         precondition(buffer.count >= configuration.maxDatagramSize, "transmit buffer smaller than the datagram size")
         if state == .established, let probe = pollProbe(into: buffer, now: now) { return probe }
-        guard !amplificationBlocked, let length = pollPacket(into: buffer, now: now) else { return nil }
+        guard !paths.amplificationBlocks(datagramSize: configuration.maxDatagramSize),
+            let length = pollPacket(into: buffer, now: now)
+        else { return nil }
         paths.sent(length)
         return (paths.current, length)
     }

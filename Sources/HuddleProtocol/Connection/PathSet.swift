@@ -59,6 +59,13 @@ struct PathSet {
         return max(0, unvalidatedReceived * ProtocolLimits.amplificationFactor - unvalidatedSent)
     }
 
+    /// Whether not even one datagram of `size` bytes may go out on ``current`` before the peer proves it receives
+    /// there.
+    func amplificationBlocks(datagramSize size: Int) -> Bool {
+        guard let allowance = amplificationAllowance else { return false }
+        return allowance < size
+    }
+
     /// Records that a handshake completed with the peer at `route`: only the holder of the peer's key at that
     /// address could have answered, so it is validated.
     mutating func adoptHandshakeRoute(_ route: Route) {

@@ -271,9 +271,12 @@ public struct Endpoint {
     /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
     public var nextDeadline: Instant? {
         var earliest: Instant? = relayClients.lazy.map(\.nextRegisterAt).min()
-        for id in connectionOrder {
-            guard let deadline = connections.slots[connections.slot(of: id)!]?.nextDeadline else { continue }
-            earliest = min(earliest ?? deadline, deadline)
+        // Through the buffer: reading `slots[slot]?.nextDeadline` from the array copied each connection first.
+        connections.slots.withUnsafeBufferPointer { slots in
+            for id in connectionOrder {
+                guard let deadline = slots[connections.slot(of: id)!]?.nextDeadline else { continue }
+                earliest = min(earliest ?? deadline, deadline)
+            }
         }
         return earliest
     }

@@ -75,6 +75,10 @@ public struct SessionMembership: Sendable {
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
     public private(set) var invitationsEvicted = 0
     var hints: [X25519PublicKey] = []
+    /// Where the ticket says each hint is, for dialing it again (see ``ProtocolLimits/maxJoinRedialsPerMember``).
+    var hintAddresses: [X25519PublicKey: [NetworkAddress]] = [:]
+    /// How often this joiner dialed each hint again after its connection closed.
+    var joinRedials: [X25519PublicKey: Int] = [:]
     var sponsor: X25519PublicKey?
     var joiningInvitation: AdmissionID?
     /// Members this joiner sent a join request to: a WELCOME from any of them is accepted.
@@ -111,6 +115,7 @@ public struct SessionMembership: Sendable {
         self.joiningInvitation = try SessionKeys.admissionID(invitationSecret: invitationSecret)
         for member in members where member.staticKey != local.staticKey && !hints.contains(member.staticKey) {
             hints.append(member.staticKey)
+            hintAddresses[member.staticKey] = member.addresses
             actions.append(
                 .authorize(
                     try SessionKeys.joinerCredentials(invitationSecret: invitationSecret, member: member.staticKey))
@@ -218,6 +223,15 @@ public struct SessionMembership: Sendable {
             sponsor = nil
             if let next = hints.first(where: { connected.contains($0) }) {
                 requestJoin(from: next)
+            } else if let addresses = hintAddresses[key],
+                joinRedials[key, default: 0]
+                    < ProtocolLimits.maxJoinRedialsPerMember
+            {
+                // The connection worked a moment ago: dial it again rather than fail the join (a member under a
+                // handshake flood may have evicted this joiner's pending admission; the next handshake proves the
+                // address with a cookie and keeps its place).
+                joinRedials[key, default: 0] += 1
+                actions.append(.dial(key, addresses: addresses))
             } else if hints.allSatisfy({ !connected.contains($0) }) {
                 actions.append(.joinFailed("the member that was letting this node in disconnected"))
             }
