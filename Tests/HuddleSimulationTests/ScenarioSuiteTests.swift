@@ -33,13 +33,30 @@ struct ScenarioSuiteTests {
     /// The churn scenario's seeds: `churn-seeds.txt`, or `HUDDLE_CHURN_SEEDS=FIRST-LAST`.
     static let churnSeeds = seedRange(environment: "HUDDLE_CHURN_SEEDS", file: "churn-seeds.txt")
 
-    @Test("Membership churn: every reliable message delivered once, in order, or reported; the roster converges")
-    func churn() throws {
+    /// The churn seeds in eight parts, one test case each, so the runner spreads the suite's longest scenario over
+    /// the cores instead of running it on one after everything else finished.
+    static let churnSeedParts: [ClosedRange<UInt64>] = {
+        let count = UInt64(churnSeeds.count)
+        let parts = min(count, 8)
+        return (0..<parts).map { part in
+            churnSeeds.lowerBound + count * part / parts...churnSeeds.lowerBound + count * (part + 1) / parts - 1
+        }
+    }()
+
+    @Test(
+        "Membership churn: every reliable message delivered once, in order, or reported; the roster converges",
+        arguments: churnSeedParts)
+    func churn(seeds: ClosedRange<UInt64>) throws {
         let scenario = try #require(Scenarios.named("churn"))
-        let report = ScenarioReport.run(scenario, seeds: Self.churnSeeds)
+        let report = ScenarioReport.run(scenario, seeds: seeds)
         print(report.line)
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
-        #expect(report.seedsRun == Self.churnSeeds.count)
+        #expect(report.seedsRun == seeds.count)
+    }
+
+    @Test("The churn parts cover the churn seed list exactly")
+    func churnPartsCoverSeeds() {
+        #expect(Self.churnSeedParts.flatMap { Array($0) } == Array(Self.churnSeeds))
     }
 
     @Test("Scenario passes for every seed", arguments: Scenarios.all.map(\.name))

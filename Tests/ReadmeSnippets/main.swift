@@ -14,7 +14,7 @@ try await session.join()
 print(try await session.makeInvitation().ticket)  // hand it to a friend
 
 let messenger = Messenger(session: session)  // .reliable by default
-Task {
+Task(executorPreference: node.taskExecutor) {  // runs on the node's network thread: no thread switch per message
     for await (stroke, context) in messenger.messages(of: Stroke.self) { draw(stroke, by: context.source) }
 }
 Task {  // late-joiner catch-up, as in Apple's DrawTogether sample
