@@ -142,7 +142,7 @@ public final class HuddleNode: Sendable {
         do {
             driver = try await UDPEndpointDriver.bind(
                 configuration: endpointConfiguration, transport: transport,
-                group: MultiThreadedEventLoopGroup.singleton)
+                group: MultiThreadedEventLoopGroup.singleton, logger: configuration.logger)
         } catch {
             throw HuddleError.transport(error)
         }

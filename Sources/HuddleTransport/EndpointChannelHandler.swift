@@ -1,5 +1,6 @@
 import DequeModule
 import HuddleProtocol
+import Logging
 import NIOCore
 
 /// The event-loop half of a ``UDPEndpointDriver``: owns the ``Endpoint`` and feeds it the channel's datagrams, its
@@ -25,10 +26,13 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         var maxDatagramsPerFlush: Int
         var transmitSlotSize: Int
         var eventsPerYield: Int
+        var logger: Logger?
     }
 
     /// The protocol core.
     var endpoint: Endpoint
+    /// Why handshake messages were dropped, for the log.
+    var handshakeDrops: HandshakeDropReport
     let clock: DriverClock
     let settings: Settings
     let eventSource: EndpointEvents.Producer.Source
@@ -98,6 +102,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         self.sendQueue = sendQueue
         self.loop = loop
         self.statistics = TransportStatistics(endpoint: endpoint.statistics)
+        self.handshakeDrops = HandshakeDropReport(from: endpoint.statistics)
         self.scratch = .allocate(byteCount: TransportConfiguration.offloadReceiveSliceSize, alignment: 16)
         self.outbound = ByteBufferAllocator().buffer(capacity: 0)
         eventBatch.reserveCapacity(settings.eventsPerYield)
@@ -160,6 +165,16 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         statistics.readBatches += 1
         guard !isClosed else { return }
         afterInput()
+        if let logger = settings.logger { reportHandshakeDrops(to: logger) }
+    }
+
+    /// Logs why handshake messages were dropped since the last line (see ``HandshakeDropReport``).
+    private func reportHandshakeDrops(to logger: Logger) {
+        guard logger.logLevel <= .debug else { return }
+        guard let drops = handshakeDrops.check(endpoint.statistics, now: clock.now) else { return }
+        var metadata: Logger.Metadata = [:]
+        for (reason, count) in drops { metadata[reason] = "\(count)" }
+        logger.debug("handshake messages dropped (\(HandshakeDropReport.meaning))", metadata: metadata)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

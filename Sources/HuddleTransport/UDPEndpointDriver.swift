@@ -1,6 +1,7 @@
 import HuddleCrypto
 import HuddleProtocol
 import HuddleWire
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -70,9 +71,12 @@ public final class UDPEndpointDriver: Sendable {
     ///
     /// The driver reads the wall clock once here and replaces `configuration.wallClockAtOrigin` with it (instants
     /// count from the same moment), and seeds the endpoint's generator from the system CSPRNG.
+    ///
+    /// `logger` receives, at debug level, why handshake messages were dropped (by reason, at most one line a second;
+    /// see `HandshakeDropReport`): a dropped initiation gets no reply, so that is where a failed join shows its cause.
     public static func bind(
         configuration: EndpointConfiguration, transport: TransportConfiguration = TransportConfiguration(),
-        group: any EventLoopGroup
+        group: any EventLoopGroup, logger: Logger? = nil
     ) async throws(TransportError) -> UDPEndpointDriver {
         try validate(transport)
         let loop = group.next()
@@ -88,7 +92,7 @@ public final class UDPEndpointDriver: Sendable {
             segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
             transmitSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
                 + RelayEnvelope.headerLength,
-            eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1))
+            eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1), logger: logger)
 
         let outbound = OutboundQueue(
             limits: .init(
