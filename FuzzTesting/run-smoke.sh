@@ -22,9 +22,17 @@ build=(swift build --package-path "$here" --scratch-path "$scratch" -c debug
 echo "== building ${#targets[@]} fuzz targets (libFuzzer + ASan)"
 mkdir -p "$scratch"
 if ! "${build[@]}" >"$scratch/build.log" 2>&1; then
-    grep -E "error" "$scratch/build.log" | head -20 >&2
-    echo "run-smoke: the fuzz build failed" >&2
-    exit 1
+    # SwiftPM's incremental build of this package can miss a source file added to the Huddle package it depends on
+    # by path ("cannot find type ... in scope"); one build from an empty scratch directory settles whether the
+    # failure is real.
+    echo "run-smoke: the incremental build failed; building again from scratch" >&2
+    rm -rf "$scratch"
+    mkdir -p "$scratch"
+    if ! "${build[@]}" >"$scratch/build.log" 2>&1; then
+        grep -E "error" "$scratch/build.log" | head -20 >&2
+        echo "run-smoke: the fuzz build failed" >&2
+        exit 1
+    fi
 fi
 bin="$("${build[@]}" --show-bin-path)"
 
