@@ -673,16 +673,10 @@ actor SessionEngine {
             failJoin(.joinFailed(reason))
             context.invalidate(.joinFailed(reason))
             await teardown(closing: true)
-        case .message(let from, let channel, let bytes):
-            guard channel == Self.messengerChannel else { return }
-            var routed = RoutedMessages()
-            await route(bytes, from: from, reliable: true, into: &routed)
-            await deliver(&routed)
-        case .datagram(let from, let channel, let bytes):
-            guard channel == Self.messengerChannel else { return }
-            var routed = RoutedMessages()
-            await route(bytes, from: from, reliable: false, into: &routed)
-            await deliver(&routed)
+        case .message, .datagram:
+            // Messenger messages are routed by `dispatch(_: SessionCores.Output)` before they get here; messages on
+            // other channels belong to the cores.
+            break
         case .delivered:
             break
         case .undelivered(let peer, _, let messages, let reason):

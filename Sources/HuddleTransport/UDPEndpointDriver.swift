@@ -221,18 +221,19 @@ public final class UDPEndpointDriver: Sendable {
         _ body: @escaping @Sendable (inout Endpoint, Instant) throws -> Result
     ) async throws -> Result {
         let handler = self.handler
-        if handler.eventLoop.inEventLoop {
-            let core = handler.value
-            guard !core.isClosed else { throw TransportError.driverClosed }
-            defer { core.afterInput() }
-            return try body(&core.endpoint, core.clock.now)
-        }
-        return try await handler.eventLoop.submit {
-            let core = handler.value
-            guard !core.isClosed else { throw TransportError.driverClosed }
-            defer { core.afterInput() }
-            return try body(&core.endpoint, core.clock.now)
-        }.get()
+        if handler.eventLoop.inEventLoop { return try Self.run(body, on: handler) }
+        return try await handler.eventLoop.submit { try Self.run(body, on: handler) }.get()
+    }
+
+    /// ``perform(_:)``'s body on the loop: refused after ``close()``, then followed by the flush and re-arm every
+    /// input gets.
+    private static func run<Result>(
+        _ body: (inout Endpoint, Instant) throws -> Result, on handler: NIOLoopBound<EndpointChannelHandler>
+    ) throws -> Result {
+        let core = handler.value
+        guard !core.isClosed else { throw TransportError.driverClosed }
+        defer { core.afterInput() }
+        return try body(&core.endpoint, core.clock.now)
     }
 
     /// Hands the endpoint's events to `handler` on the event loop from now on, instead of to ``events`` (which ends):

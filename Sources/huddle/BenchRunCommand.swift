@@ -190,9 +190,7 @@ struct BenchRunCommand: AsyncParsableCommand {
         _ session: GroupSession<BenchActivity>, _ messenger: Messenger,
         replies: inout MessageStream<Data>.AsyncIterator
     ) async throws -> BenchResult {
-        var random = SystemRandomGenerator()
-        var content = Data(count: Int(size))
-        content.withUnsafeMutableBytes { random.fill($0) }
+        let content = randomContent()
         let journal = Journal(session: session)
         let start = Self.clock.now
         let attachment = try await journal.add(content)
@@ -208,6 +206,14 @@ struct BenchRunCommand: AsyncParsableCommand {
         return result
     }
 
+    /// `--size` random (incompressible) bytes for an attachment.
+    private func randomContent() -> Data {
+        var random = SystemRandomGenerator()
+        var content = Data(count: Int(size))
+        content.withUnsafeMutableBytes { random.fill($0) }
+        return content
+    }
+
     /// Round trips on the messenger while a journal attachment moves on the same connection: the journal's chunks
     /// and the probes share the connection's congestion window, and the channel scheduler decides whether a probe
     /// waits behind chunks.
@@ -215,9 +221,7 @@ struct BenchRunCommand: AsyncParsableCommand {
         _ session: GroupSession<BenchActivity>, _ messenger: Messenger, _ server: Participant,
         _ replies: inout MessageStream<Data>.AsyncIterator
     ) async throws -> BenchResult {
-        var random = SystemRandomGenerator()
-        var content = Data(count: Int(size))
-        content.withUnsafeMutableBytes { random.fill($0) }
+        let content = randomContent()
         let journal = Journal(session: session)
         var probe = BenchMessage.padded(.echo, size: messageSize)
         var samples: [Double] = []
