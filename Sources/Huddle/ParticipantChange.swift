@@ -42,6 +42,9 @@ public struct PeerStatistics: Sendable, Hashable {
     public let packetsLost: Int
     /// The path packets to it take now.
     public let path: PeerPath
+    /// The largest UDP payload the path is known to carry (Path MTU discovery; 1200 until a larger size is confirmed,
+    /// and on a relayed path).
+    public let datagramSize: Int
 
     /// Lost packets over sent packets.
     public var lossRate: Double { packetsSent > 0 ? Double(packetsLost) / Double(packetsSent) : 0 }

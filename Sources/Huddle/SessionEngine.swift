@@ -522,26 +522,20 @@ actor SessionEngine {
     func peerStatistics() async throws -> [PeerStatistics] {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
         let others = Array(context.participants.value.subtracting([context.local]))
-        let keys = others.map(\.staticKey)
-        let figures = try await driver.perform { endpoint, _ in
-            keys.map { key -> (Duration, Int, Int, PeerPath)? in
-                guard let id = endpoint.connectionID(for: key), let connection = endpoint.connection(id) else {
-                    return nil
-                }
+        return try await driver.perform { endpoint, _ in
+            others.compactMap { participant -> PeerStatistics? in
+                guard let id = endpoint.connectionID(for: participant.staticKey),
+                    let connection = endpoint.connection(id)
+                else { return nil }
                 let path: PeerPath =
                     switch connection.route {
                     case .direct(let address): .direct(address)
                     case .relayed(let relay, _): .relayed(via: relay)
                     }
-                return (
-                    connection.rtt.smoothed, connection.statistics.packetsSent, connection.statistics.packetsLost, path
-                )
-            }
-        }
-        return zip(others, figures).compactMap { participant, figure in
-            figure.map {
-                PeerStatistics(
-                    participant: participant, smoothedRTT: $0.0, packetsSent: $0.1, packetsLost: $0.2, path: $0.3)
+                return PeerStatistics(
+                    participant: participant, smoothedRTT: connection.rtt.smoothed,
+                    packetsSent: connection.statistics.packetsSent, packetsLost: connection.statistics.packetsLost,
+                    path: path, datagramSize: connection.pathDatagramSize)
             }
         }
     }

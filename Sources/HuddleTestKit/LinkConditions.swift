@@ -41,7 +41,8 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
     public var duplicateRate: Double
     /// Probability that a datagram is damaged: a bit flip, a truncation or an extension.
     public var corruptRate: Double
-    /// Datagrams larger than this are dropped (a path MTU), if set.
+    /// Datagrams larger than this are dropped (a path MTU, as the largest UDP payload), if set. Links default to
+    /// ``ethernetMTU``, so every scenario runs Path MTU discovery against a real limit.
     public var mtu: Int?
     /// Serialisation rate in bytes per second, if limited.
     public var bandwidth: Int?
@@ -57,7 +58,7 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
     /// A link with the given faults; the defaults are a clean 15 ms link.
     public init(
         latency: Duration = .milliseconds(15), jitter: Duration = .zero, lossRate: Double = 0,
-        burstLoss: BurstLoss? = nil, duplicateRate: Double = 0, corruptRate: Double = 0, mtu: Int? = nil,
+        burstLoss: BurstLoss? = nil, duplicateRate: Double = 0, corruptRate: Double = 0, mtu: Int? = ethernetMTU,
         bandwidth: Int? = nil, queueLimit: Int = 64 * 1024, isUp: Bool = true, sharedQueue: Int? = nil
     ) {
         self.latency = latency
@@ -72,6 +73,9 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
         self.isUp = isUp
         self.sharedQueue = sharedQueue
     }
+
+    /// The largest UDP payload of a 1500-byte Ethernet MTU over IPv4 (1472): the default ``mtu``.
+    public static let ethernetMTU = 1472
 
     /// A clean link with `latency`.
     public static func clean(latency: Duration = .milliseconds(15)) -> LinkConditions {
@@ -88,7 +92,7 @@ public struct LinkConditions: Sendable, Hashable, CustomStringConvertible {
         }
         if duplicateRate > 0 { parts.append("duplicate \(duplicateRate)") }
         if corruptRate > 0 { parts.append("corrupt \(corruptRate)") }
-        if let mtu { parts.append("mtu \(mtu)") }
+        if let mtu, mtu != Self.ethernetMTU { parts.append("mtu \(mtu)") }
         if let bandwidth { parts.append("bandwidth \(bandwidth) B/s queue \(queueLimit) B") }
         if !isUp { parts.append("down") }
         return parts.joined(separator: ", ")

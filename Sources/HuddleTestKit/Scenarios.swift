@@ -161,8 +161,48 @@ public enum Scenarios {
                     }
                 })),
         transfer(
-            "mtu-1200", "path MTU 1200: larger datagrams dropped, none ever sent [N15]",
-            TransferScenario { _ in LinkConditions(latency: .milliseconds(10), mtu: 1200) }),
+            "mtu-1200", "path MTU 1200: every larger probe lost, no data datagram ever too large [N15]",
+            TransferScenario(
+                conditions: { _ in LinkConditions(latency: .milliseconds(10), mtu: 1200) },
+                finalCheck: { net in Self.checkPathMTU(net, expected: 1200, onlyProbesDropped: true) })),
+        transfer(
+            "mtu-1472", "Ethernet path MTU: discovery settles on 1472 and no data datagram is too large [N15]",
+            TransferScenario(
+                conditions: { _ in LinkConditions(latency: .milliseconds(10), bandwidth: 2_500_000) },
+                finalCheck: { net in Self.checkPathMTU(net, expected: 1472, onlyProbesDropped: true) })),
+        transfer(
+            "mtu-shrink",
+            "path MTU 1472 shrinking to 1400 mid-transfer: the black hole is found, discovery settles on 1392 [N15]",
+            TransferScenario(
+                conditions: { _ in LinkConditions(latency: .milliseconds(10), bandwidth: 2_500_000) },
+                schedule: { net in
+                    net.schedule(at: .zero + .seconds(2)) { net in
+                        net.setAllConditions(
+                            LinkConditions(latency: .milliseconds(10), mtu: 1400, bandwidth: 2_500_000))
+                    }
+                },
+                finalCheck: { net in Self.checkPathMTU(net, expected: 1392, onlyProbesDropped: false, blackHoles: 1) })),
     ]
+
+    /// The path-MTU scenarios' check: the sender's connection settled on `expected`, and (unless the MTU changed
+    /// under it) nothing but its probes was ever dropped for size; `blackHoles` is how many times it must have found
+    /// that the path stopped carrying its size.
+    static func checkPathMTU(
+        _ net: SimulatedNetwork<EndpointNode>, expected: Int, onlyProbesDropped: Bool, blackHoles: Int = 0
+    ) -> String? {
+        guard let (statistics, size) = TransferScenario.connectionStatistics(net, node: 0) else {
+            return "the sender's connection is gone"
+        }
+        let probes = (0..<2).compactMap { TransferScenario.connectionStatistics(net, node: $0) }
+            .reduce(0) { $0 + $1.statistics.pathMTUProbesSent }
+        if size != expected { return "path datagram size \(size), expected \(expected); \(statistics)" }
+        if statistics.pathMTUBlackHoles != blackHoles {
+            return "\(statistics.pathMTUBlackHoles) black holes found, expected \(blackHoles); \(statistics)"
+        }
+        if onlyProbesDropped, net.statistics.droppedOverMTU > probes {
+            return "\(net.statistics.droppedOverMTU) datagrams dropped for size but only \(probes) probes sent"
+        }
+        return nil
+    }
 
 }

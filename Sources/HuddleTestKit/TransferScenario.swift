@@ -24,19 +24,33 @@ public struct TransferScenario: Sendable {
     public var schedule: (@Sendable (inout SimulatedNetwork<EndpointNode>) -> Void)?
     /// Connection settings for both endpoints.
     public var configuration: ConnectionConfiguration
+    /// A scenario's own check once everything arrived: a description of what is wrong, or `nil`.
+    public var finalCheck: (@Sendable (SimulatedNetwork<EndpointNode>) -> String?)?
 
     /// A transfer scenario.
     public init(
         bulkBytes: Int = 10 * 1024 * 1024, timeout: Duration = .seconds(900),
         configuration: ConnectionConfiguration = ConnectionConfiguration(),
         conditions: @escaping @Sendable (inout SimulationRandom) -> LinkConditions,
-        schedule: (@Sendable (inout SimulatedNetwork<EndpointNode>) -> Void)? = nil
+        schedule: (@Sendable (inout SimulatedNetwork<EndpointNode>) -> Void)? = nil,
+        finalCheck: (@Sendable (SimulatedNetwork<EndpointNode>) -> String?)? = nil
     ) {
         self.bulkBytes = bulkBytes
         self.timeout = timeout
         self.configuration = configuration
         self.conditions = conditions
         self.schedule = schedule
+        self.finalCheck = finalCheck
+    }
+
+    /// The statistics of node `index`'s connection to the other node, if it is up.
+    public static func connectionStatistics(
+        _ net: SimulatedNetwork<EndpointNode>, node index: Int
+    ) -> (statistics: ConnectionStatistics, pathDatagramSize: Int)? {
+        guard let endpoint = net.node(index)?.endpoint, let id = endpoint.connectionIDs.first,
+            let connection = endpoint.connection(id)
+        else { return nil }
+        return (connection.statistics, connection.pathDatagramSize)
     }
 
     /// Messages of mixed sizes: the edges (0, 1, one packet, just over, 64 KiB, the 256 KiB maximum) plus 24
@@ -105,6 +119,7 @@ public struct TransferScenario: Sendable {
                     + closures.joined(separator: "; ") + "; node 0: " + (net.node(0)?.diagnostics ?? "crashed")
                     + "; node 1: " + (net.node(1)?.diagnostics ?? "crashed"))
         }
+        if let problem = finalCheck?(net) { throw net.failure(problem) }
         let delivered = (net.node(1)?.receivedMessages ?? 0) + (net.node(0)?.receivedMessages ?? 0)
         let bytes = (net.node(1)?.receivedBytes ?? 0) + (net.node(0)?.receivedBytes ?? 0)
         return ScenarioOutcome(simulatedTime: net.now - .zero, messagesDelivered: delivered, bytesDelivered: bytes)

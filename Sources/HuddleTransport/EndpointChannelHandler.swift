@@ -24,7 +24,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         var segmentationOffload: Bool
         var receiveOffload: Bool
         var maxDatagramsPerFlush: Int
+        /// Room for the largest datagram a connection may send (its Path MTU discovery ceiling) behind a relay header.
         var transmitSlotSize: Int
+        /// Room for a base-size datagram behind a relay header: what the outbound buffer is first sized by.
+        var baseSlotSize: Int
         var eventsPerYield: Int
         var logger: Logger?
     }
@@ -114,7 +117,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        outbound = context.channel.allocator.buffer(capacity: settings.maxDatagramsPerFlush * settings.transmitSlotSize)
+        // Sized for base-size datagrams; it grows once if the paths confirm larger ones.
+        outbound = context.channel.allocator.buffer(capacity: settings.maxDatagramsPerFlush * settings.baseSlotSize)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

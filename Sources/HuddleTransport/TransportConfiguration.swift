@@ -1,3 +1,5 @@
+import HuddleWire
+
 /// How a ``UDPEndpointDriver`` binds its socket and batches its I/O.
 ///
 /// The defaults suit a server on Linux; tests turn the offloads off to exercise the fallback paths.
@@ -13,13 +15,19 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// Whether to let the kernel glue received datagrams together (`UDP_GRO`); the driver splits them again by the
     /// reported segment size. Ignored (plain vector reads) when the kernel does not support it.
     public var receiveOffload: Bool
+    /// Whether connections search for the largest datagram a direct path carries (Path MTU discovery, RFC 8899, up to
+    /// the connection's `maxProbedDatagramSize`). It needs the don't-fragment bit, which the driver sets on Linux
+    /// (`IP_MTU_DISCOVER` / `IPV6_MTU_DISCOVER` = `PMTUDISC_PROBE`: a datagram the route cannot carry is dropped,
+    /// never fragmented); elsewhere, or when this is `false`, every datagram stays at the base size (1200 bytes).
+    public var pathMTUDiscovery: Bool
     /// Datagrams read per `recvmmsg` call (1 disables vector reads).
     public var vectorReadMessageCount: Int
     /// Socket reads (each up to ``vectorReadMessageCount`` datagrams) per readiness event before the batch ends;
     /// transmits (ACKs included) are flushed once per batch, so smaller batches acknowledge sooner.
     public var readsPerBatch: Int
     /// The largest datagram accepted without receive offload; longer ones are truncated by the kernel and then fail
-    /// authentication. Must cover the peers' `maxDatagramSize`.
+    /// authentication. Must cover what peers may send: ``WireLimits/maxDatagramSize`` (8972) by default, since their
+    /// Path MTU discovery raises datagrams up to it where the path allows.
     public var maxReceiveDatagramSize: Int
     /// At most this many datagrams are taken from the endpoint per flush, so a large backlog yields to reads; the
     /// rest is sent from a follow-up task on the same event loop.
@@ -56,9 +64,10 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.port = port
         self.segmentationOffload = true
         self.receiveOffload = true
+        self.pathMTUDiscovery = true
         self.vectorReadMessageCount = 16
         self.readsPerBatch = 4
-        self.maxReceiveDatagramSize = 2_048
+        self.maxReceiveDatagramSize = WireLimits.maxDatagramSize
         self.maxDatagramsPerFlush = 256
         self.eventBufferHighWatermark = 32
         self.eventBufferLowWatermark = 8

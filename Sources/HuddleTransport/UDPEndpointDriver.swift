@@ -84,13 +84,21 @@ public final class UDPEndpointDriver: Sendable {
         let configuration = {
             var adjusted = configuration
             adjusted.wallClockAtOrigin = clock.wallClockAtOrigin
+            // Probing larger datagrams is only safe with the don't-fragment bit set (else the kernel fragments a
+            // probe the route cannot carry and it arrives anyway).
+            if !Self.setsDontFragment(transport) {
+                adjusted.connection.maxProbedDatagramSize = adjusted.connection.maxDatagramSize
+            }
             return adjusted
         }()
         let gso = transport.segmentationOffload && System.supportsUDPSegmentationOffload
         let gro = transport.receiveOffload && System.supportsUDPReceiveOffload
         let settings = EndpointChannelHandler.Settings(
             segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
-            transmitSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
+            transmitSlotSize: max(
+                configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize,
+                HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength,
+            baseSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
                 + RelayEnvelope.headerLength,
             eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1), logger: logger)
 
@@ -181,7 +189,31 @@ public final class UDPEndpointDriver: Sendable {
                 .channelOption(.datagramReceiveOffload, value: true)
                 .channelOption(.datagramReceiveSegmentSize, value: true)
         }
+        #if os(Linux)
+            if setsDontFragment(transport) {
+                // PMTUDISC_PROBE: the don't-fragment bit on every datagram, and the kernel's own path MTU estimate
+                // (learned from ICMP, which an attacker can forge) ignored; a datagram larger than the interface's MTU
+                // fails to send (EMSGSIZE, which SwiftNIO reports for that write only) and counts as a lost probe.
+                let isIPv6 = transport.host.contains(":")
+                let option: ChannelOptions.Types.SocketOption =
+                    isIPv6
+                    ? .init(level: .ipv6, name: .init(rawValue: IPV6_MTU_DISCOVER))
+                    : .init(level: .ip, name: .init(rawValue: IP_MTU_DISCOVER))
+                bootstrap = bootstrap.channelOption(
+                    option, value: Int(isIPv6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE))
+            }
+        #endif
         return bootstrap
+    }
+
+    /// Whether the socket gets the don't-fragment bit that Path MTU discovery needs (see
+    /// ``TransportConfiguration/pathMTUDiscovery``).
+    static func setsDontFragment(_ transport: TransportConfiguration) -> Bool {
+        #if os(Linux)
+            return transport.pathMTUDiscovery
+        #else
+            return false
+        #endif
     }
 
     private static func validate(_ transport: TransportConfiguration) throws(TransportError) {

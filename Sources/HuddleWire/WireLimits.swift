@@ -8,9 +8,10 @@ public enum WireLimits {
     /// minimum. Senders never exceed it unless a larger path MTU has been probed.
     public static let defaultMaxDatagramSize = 1200
 
-    /// Largest UDP payload that is accepted at all: 1472 bytes (a 1500-byte Ethernet MTU minus the
-    /// IPv4 and UDP headers). Larger datagrams are rejected by ``PacketClassifier`` before any other work.
-    public static let maxDatagramSize = 1472
+    /// Largest UDP payload that is accepted at all: 8972 bytes (a 9000-byte jumbo-frame MTU minus the IPv4 and
+    /// UDP headers), the most Path MTU discovery ever probes. Larger datagrams are rejected by ``PacketClassifier``
+    /// before any other work.
+    public static let maxDatagramSize = 8972
 
     /// Largest reliable message, in bytes: 256 KiB. A MESSAGE fragment that claims a larger total length is
     /// rejected with ``WireError/lengthOutOfRange(field:value:limit:)``.

@@ -155,9 +155,11 @@ struct ChatRunner {
                     "rtt_ms": .number((rtt * 1000).rounded() / 1000), "loss": .number(figure.lossRate),
                     "packets_sent": .integer(figure.packetsSent), "packets_lost": .integer(figure.packetsLost),
                     "path": .string(figure.path.kind), "path_address": .string(figure.path.address.description),
+                    "datagram_size": .integer(figure.datagramSize),
                 ],
                 text: "\(figure.participant)  \(figure.path)  rtt \(String(format: "%.3f", rtt)) ms  loss "
                     + String(format: "%.2f", figure.lossRate * 100) + " % (\(figure.packetsLost)/\(figure.packetsSent))"
+                    + "  datagrams \(figure.datagramSize) B"
             )
         }
         output.emit(

@@ -6,13 +6,14 @@ import HuddleWire
 struct EndpointPair {
     static let prologue = Array("huddle/1 endpoint tests".utf8)
 
-    /// A fresh endpoint with its own identity, knowing no peers.
-    static func endpoint(seed: UInt64) -> Endpoint {
+    /// A fresh endpoint with its own identity, knowing no peers, its connections configured as `connection` says.
+    static func endpoint(seed: UInt64, connection: ConnectionConfiguration = ConnectionConfiguration()) -> Endpoint {
         var random = ChaChaRandomGenerator(seed: seed)
         let identity = Identity(using: &random)
-        let configuration = EndpointConfiguration(
+        var configuration = EndpointConfiguration(
             identity: identity, prologue: prologue,
             wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + seed, nanoseconds: 0))
+        configuration.connection = connection
         return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed &+ 1000))
     }
 

@@ -61,7 +61,18 @@ struct UDPEndpointDriverTests {
         let stats = try await Self.bulk(
             totalBytes: 16 * 1024 * 1024, transportA: TransportConfiguration(), transportB: TransportConfiguration(),
             limit: .seconds(120))
-        #expect(stats.sender.datagramsSent > 12_000)
+        // Path MTU discovery found loopback's large MTU: 16 MiB went in datagrams of up to 8972 bytes (1,870 of
+        // them at best), not 1200 (14,000).
+        #expect(stats.sender.datagramsSent < 3_000, "\(stats.sender)")
+    }
+
+    @Test("With Path MTU discovery off, a bulk transfer keeps to 1200-byte datagrams")
+    func bulkTransferAtBaseSize() async throws {
+        var transport = TransportConfiguration()
+        transport.pathMTUDiscovery = false
+        let stats = try await Self.bulk(
+            totalBytes: 4 * 1024 * 1024, transportA: transport, transportB: transport, limit: .seconds(120))
+        #expect(stats.sender.datagramsSent > 3_500, "\(stats.sender)")
     }
 
     /// Sends `totalBytes` from a to b on channel 200 in 256 KiB messages while b hashes what arrives; returns both

@@ -15,18 +15,18 @@ struct OtherFrameTests {
         #expect(throws: WireError.varIntOutOfRange(1 << 62)) { try Frame.maxData(1 << 62).encoded() }
     }
 
-    @Test("DATAGRAM explicit bytes and the 1472-byte limit")
+    @Test("DATAGRAM explicit bytes and the 8972-byte limit")
     func datagram() throws {
         let frame: OwnedFrame = .datagram(channel: ChannelID(2), data: [0xDE, 0xAD])
         #expect(try frame.encoded() == [0x04, 0x02, 0x02, 0xDE, 0xAD])
         #expect(try decodeFrames([0x04, 0x02, 0x02, 0xDE, 0xAD]) == [frame])
-        // Length 1473 = 0x45C1.
+        // Length 8973 = 0x630D as a two-byte varint: 0x63 0x0D.
         #expect(
-            frameDecodingError([0x04, 0x00, 0x45, 0xC1])
-                == .lengthOutOfRange(field: .datagramLength, value: 1473, limit: 1472))
-        #expect(frameDecodingError([0x04, 0x00, 0x45, 0xC0]) == .truncated(needed: 1472, available: 0))
-        let tooBig: OwnedFrame = .datagram(channel: ChannelID(0), data: [UInt8](repeating: 0, count: 1473))
-        #expect(throws: WireError.lengthOutOfRange(field: .datagramLength, value: 1473, limit: 1472)) {
+            frameDecodingError([0x04, 0x00, 0x63, 0x0D])
+                == .lengthOutOfRange(field: .datagramLength, value: 8973, limit: 8972))
+        #expect(frameDecodingError([0x04, 0x00, 0x63, 0x0C]) == .truncated(needed: 8972, available: 0))
+        let tooBig: OwnedFrame = .datagram(channel: ChannelID(0), data: [UInt8](repeating: 0, count: 8973))
+        #expect(throws: WireError.lengthOutOfRange(field: .datagramLength, value: 8973, limit: 8972)) {
             try tooBig.encoded()
         }
     }

@@ -52,19 +52,19 @@ struct TransportLayoutTests {
         }
     }
 
-    @Test("datagrams over 1472 bytes are rejected; 1472 is accepted")
+    @Test("datagrams over 8972 bytes are rejected; 8972 is accepted")
     func datagramSizeLimit() throws {
-        var datagram = try Self.header.encoded() + [UInt8](repeating: 0, count: 1473 - 16)
-        #expect(datagram.count == 1473)
-        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 1473, limit: 1472)) {
+        var datagram = try Self.header.encoded() + [UInt8](repeating: 0, count: 8973 - 16)
+        #expect(datagram.count == 8973)
+        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 8973, limit: 8972)) {
             try PacketClassifier.classify(datagram)
         }
-        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 1473, limit: 1472)) {
+        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 8973, limit: 8972)) {
             try datagram.withUnsafeBytes { _ = try TransportPacket(decoding: $0) }
         }
         datagram.removeLast()
         #expect(try PacketClassifier.classify(datagram) == .transportData)
-        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 1472, limit: 1200)) {
+        #expect(throws: WireError.lengthOutOfRange(field: .datagram, value: 8972, limit: 1200)) {
             try PacketClassifier.classify(datagram, maxDatagramSize: WireLimits.defaultMaxDatagramSize)
         }
     }

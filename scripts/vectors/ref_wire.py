@@ -121,7 +121,7 @@ def read_record_address(r):
 
 # --- Section 5: limits --------------------------------------------------------------------
 
-MAX_DATAGRAM_SIZE = 1472
+MAX_DATAGRAM_SIZE = 8972
 MAX_MESSAGE_SIZE = 262_144
 MAX_CHANNELS = 256
 MAX_ACK_RANGES = 32

@@ -97,6 +97,7 @@ extension Connection {
         congestion = Self.makeCongestionController(id: id, peer: peer, configuration: configuration)
         rtt = RTTEstimator()
         pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
+        pathMTU.restart()
     }
 
     /// Whether the amplification limit stops every packet on the current route until the peer answers.

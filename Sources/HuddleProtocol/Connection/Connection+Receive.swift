@@ -144,6 +144,7 @@ extension Connection {
         var lowestTouched = Int.max
         var highestTouched = -1
         for packet in result.acknowledged {
+            pathMTU.onAcknowledged(packetNumber: packet.packetNumber, bytes: packet.bytes, now: now)
             if let largest = packet.record.ackLargest {
                 receivedPackets.onAckFrameAcknowledged(largestAcknowledged: largest)
             }
@@ -161,13 +162,20 @@ extension Connection {
                 events.append(.delivered(channel: channel, sequence: sequence))
             }
         }
-        retransmit(result.lost)
+        if !result.lost.isEmpty { retransmit(result.lost, now: now) }
     }
 
-    /// Re-queues the frames of lost packets; they go out in new packets under new packet numbers.
-    mutating func retransmit(_ lost: [SentPacketTracker<SentFrames>.Packet]) {
-        statistics.packetsLost += lost.count
+    /// Re-queues the frames of lost packets; they go out in new packets under new packet numbers. A lost Path MTU
+    /// probe is only news for ``PathMTUDiscovery``, which also sees whether larger datagrams are vanishing.
+    mutating func retransmit(_ lost: [SentPacketTracker<SentFrames>.Packet], now: Instant) {
+        var lostAboveBase = false
         for packet in lost {
+            if packet.isPathProbe {
+                if pathMTU.onLost(packetNumber: packet.packetNumber, now: now) { statistics.pathMTUProbesLost += 1 }
+                continue
+            }
+            statistics.packetsLost += 1
+            if packet.bytes > configuration.maxDatagramSize { lostAboveBase = true }
             if packet.record.carriesMaxData { maxDataPending = true }
             if packet.record.carriesAddresses { addressesLost() }
             for index in 0..<packet.record.fragmentCount {
@@ -177,5 +185,6 @@ extension Connection {
                 }
             }
         }
+        if pathMTU.onLossEvent(lostAboveBase: lostAboveBase, now: now) { statistics.pathMTUBlackHoles += 1 }
     }
 }

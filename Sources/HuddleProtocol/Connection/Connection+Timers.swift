@@ -99,7 +99,7 @@ extension Connection {
         case .lost(let loss):
             if let latest = loss.latestSentTime { congestion.onCongestionEvent(sentTime: latest, now: now) }
             if loss.persistentCongestion { congestion.onPersistentCongestion(now: now) }
-            retransmit(loss.packets)
+            retransmit(loss.packets, now: now)
         case .probe(let count):
             probesOwed = max(probesOwed, count)
             // Three probe timeouts in a row on a direct route that was reached through a relay: the direct path

@@ -3,7 +3,8 @@ import HuddleWire
 
 extension Connection {
     /// Builds, encrypts and records the next packet into `buffer` (at least ``ConnectionConfiguration/maxDatagramSize``
-    /// bytes) and returns its length, or returns `nil` when nothing may be sent now (no confirmed keys, nothing due,
+    /// bytes; packets grow to the path's confirmed size, ``pathDatagramSize``, where the buffer holds it) and returns
+    /// its length, or returns `nil` when nothing may be sent now (no confirmed keys, nothing due,
     /// the congestion window full, or the pacer holding the next packet).
     ///
     /// Priority inside a packet: a final ACK and CLOSE; otherwise ACK, MAX_DATA, PING, datagrams, then channel data by
@@ -21,7 +22,13 @@ extension Connection {
             nextPacketNumber < ProtocolLimits.rejectAfterPackets, sentPackets.canSend
         else { return nil }
         precondition(buffer.count >= configuration.maxDatagramSize, "transmit buffer smaller than the datagram size")
-        if state == .established, let probe = pollProbe(into: buffer, now: now) { return probe }
+        if state == .established {
+            if let probe = pollProbe(into: buffer, now: now) { return probe }
+            if let length = pollPathMTUProbe(into: buffer, now: now) {
+                paths.sent(length)
+                return (paths.current, length)
+            }
+        }
         guard !paths.amplificationBlocks(datagramSize: configuration.maxDatagramSize),
             let length = pollPacket(into: buffer, now: now)
         else { return nil }
@@ -31,7 +38,15 @@ extension Connection {
 
     /// Builds the next packet on ``route``; see ``pollTransmit(into:now:)``.
     private mutating func pollPacket(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
-        let datagramSize = configuration.maxDatagramSize
+        var datagramSize = min(packetSize, buffer.count)
+        // Windows and the pacer's bucket are sized in base datagrams: a window under four large datagrams (early on,
+        // or after a collapse) sends base-size ones, so a large path size can never leave a small window unable to
+        // send a single packet.
+        if datagramSize > configuration.maxDatagramSize,
+            congestion.congestionWindow < ProtocolLimits.largeDatagramWindowMultiple * datagramSize
+        {
+            datagramSize = configuration.maxDatagramSize
+        }
         let payloadArea = UnsafeMutableRawBufferPointer(
             rebasing: buffer[TransportHeader.encodedLength..<(datagramSize - TransportHeader.tagLength)])
         var writer = ByteWriter(payloadArea)
@@ -172,7 +187,8 @@ extension Connection {
     }
 
     mutating func seal(
-        buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool, now: Instant
+        buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool,
+        isPathProbe: Bool = false, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber
         nextPacketNumber += 1
@@ -180,7 +196,7 @@ extension Connection {
             let length = try? current!.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
             (try? sentPackets.onSent(
                 packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
-                now: now)) != nil
+                isPathProbe: isPathProbe, now: now)) != nil
         else { return nil }
         if record.ackLargest != nil {
             receivedPackets.onAckSent()

@@ -95,6 +95,8 @@ public struct Connection {
     var congestion: any CongestionController
     var pacer: Pacer
     var probesOwed = 0
+    /// Path MTU discovery on the direct route: the datagram size the current path is known to carry.
+    var pathMTU: PathMTUDiscovery
     /// When the pacer will let the next packet go, if it held one back at the last poll.
     var pacerReleaseAt: Instant?
 
@@ -150,6 +152,7 @@ public struct Connection {
         self.configuration = configuration
         congestion = Self.makeCongestionController(id: id, peer: peer, configuration: configuration)
         pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
+        pathMTU = PathMTUDiscovery(base: configuration.maxDatagramSize, ceiling: configuration.maxProbedDatagramSize)
         // Both sides start with the whole reassembly budget as implicit credit, so no round trip is needed first.
         let initialWindow = UInt64(ProtocolLimits.maxReassemblyBytesPerConnection)
         peerMaxData = initialWindow
@@ -256,6 +259,9 @@ public struct Connection {
 
     /// Bytes the congestion controller currently allows in flight.
     public var congestionWindow: Int { congestion.congestionWindow }
+    /// The largest datagram the current path is known to carry (Path MTU discovery; the base size until a larger
+    /// one is confirmed, and always on a relayed route).
+    public var pathDatagramSize: Int { paths.current.isRelayed ? configuration.maxDatagramSize : pathMTU.current }
 
     /// Bytes in flight.
     public var bytesInFlight: Int { sentPackets.bytesInFlight }

@@ -1,3 +1,5 @@
+import HuddleWire
+
 /// The tunables of one connection. Defaults follow WireGuard's timers and QUIC's recovery constants.
 public struct ConnectionConfiguration: Sendable, Hashable {
     /// Which congestion controller a connection uses.
@@ -11,8 +13,14 @@ public struct ConnectionConfiguration: Sendable, Hashable {
         case newReno = "newreno"
     }
 
-    /// The largest UDP payload sent (1200 bytes, QUIC's safe minimum, by default).
+    /// The UDP payload size every path is assumed to carry (1200 bytes, QUIC's safe minimum, by default): the
+    /// size of handshake-time, relayed and probe-timeout packets, and the unit of congestion windows.
     public var maxDatagramSize: Int = 1200
+    /// The largest UDP payload Path MTU discovery may raise a direct path's datagrams to (``PathMTUDiscovery``):
+    /// ``WireLimits/maxDatagramSize`` (8972, a 9000-byte jumbo frame) by default. At or below ``maxDatagramSize``
+    /// nothing is probed. Only safe where the sender sets don't-fragment: the UDP transport lowers it to
+    /// ``maxDatagramSize`` where it cannot.
+    public var maxProbedDatagramSize: Int = WireLimits.maxDatagramSize
     /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``.
     public var idleTimeout: Duration = .seconds(30)
     /// After receiving without sending for this long, a connection sends a keepalive.

@@ -30,4 +30,11 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var pathValidationFailures = 0
     /// PATH_CHALLENGE and PATH_RESPONSE packets sent.
     public var pathProbesSent = 0
+    /// Path MTU probes sent (``PathMTUDiscovery``).
+    public var pathMTUProbesSent = 0
+    /// Path MTU probes lost (not counted in ``packetsLost``: the path not carrying a size is no packet loss).
+    public var pathMTUProbesLost = 0
+    /// Times the path stopped carrying the datagram size it had confirmed (a black hole), so the size went back to
+    /// the base.
+    public var pathMTUBlackHoles = 0
 }

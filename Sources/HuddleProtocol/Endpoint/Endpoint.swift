@@ -224,9 +224,13 @@ public struct Endpoint {
         for (index, owner) in connectionByIndex where owner == id { connectionByIndex[index] = nil }
     }
 
-    /// The smallest buffer ``pollTransmit(into:now:)`` needs: a full datagram behind a relay envelope.
+    /// The buffer ``pollTransmit(into:now:)`` needs for every datagram it may build: the largest a connection may
+    /// send (its Path MTU discovery ceiling) behind a relay envelope. A buffer of only
+    /// ``ConnectionConfiguration/maxDatagramSize`` plus the envelope also works: packets then stay at the base size.
     public var transmitBufferSize: Int {
-        max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength
+        max(
+            configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize,
+            HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength
     }
 
     // MARK: - Events
@@ -357,8 +361,9 @@ public struct Endpoint {
         var buffer = [UInt8](repeating: 0, count: transmitBufferSize)
         let result = buffer.withUnsafeMutableBytes { pollTransmit(into: $0, now: now) }
         guard let result else { return nil }
-        buffer.removeSubrange(result.length...)
-        return (result.destination, buffer)
+        // A copy of exactly the datagram: the buffer's capacity is the largest datagram possible, and a simulator
+        // holds many datagrams in its queues.
+        return (result.destination, Array(buffer[0..<result.length]))
     }
 }
 

@@ -15,11 +15,15 @@ extension SentPacketTracker {
         public let record: Record
         /// The delivery-rate state when the packet was sent (``DeliveryRateEstimator``).
         public let delivery: DeliverySnapshot
+        /// Whether the packet is a Path MTU probe: its loss says the path may not carry its size, not that the path
+        /// is congested, so it is left out of congestion events, persistent congestion and the delivery rate's
+        /// losses (RFC 9000 §14.4).
+        public let isPathProbe: Bool
 
         /// Describes a sent packet.
         public init(
             packetNumber: UInt64, bytes: Int, sentTime: Instant, ackEliciting: Bool, inFlight: Bool, record: Record,
-            delivery: DeliverySnapshot
+            delivery: DeliverySnapshot, isPathProbe: Bool = false
         ) {
             self.packetNumber = packetNumber
             self.bytes = bytes
@@ -28,6 +32,7 @@ extension SentPacketTracker {
             self.inFlight = inFlight
             self.record = record
             self.delivery = delivery
+            self.isPathProbe = isPathProbe
         }
     }
 }

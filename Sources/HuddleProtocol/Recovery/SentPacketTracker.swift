@@ -119,14 +119,16 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     public var canSend: Bool { trackedPacketCount < ProtocolLimits.maxTrackedSentPackets }
 
     /// Records that packet `packetNumber` of `bytes` bytes was sent at `now`, keeping `record` for when it is
-    /// acknowledged or lost.
+    /// acknowledged or lost. A Path MTU probe (`isPathProbe`) counts in flight but its loss is no congestion signal
+    /// (see ``Packet/isPathProbe``).
     ///
     /// Packet numbers must strictly increase and stay below 2^62, send times must not go backwards, and an
     /// ack-eliciting packet is always in flight (all preconditions). Numbers between the previous packet and this
     /// one are remembered as skipped. Throws ``ProtocolError/queueFull(limit:)``, recording nothing, when
     /// ``canSend`` is `false`: the packet must not be transmitted.
     public mutating func onSent(
-        _ packetNumber: UInt64, bytes: Int, ackEliciting: Bool, inFlight: Bool, record: Record, now: Instant
+        _ packetNumber: UInt64, bytes: Int, ackEliciting: Bool, inFlight: Bool, record: Record,
+        isPathProbe: Bool = false, now: Instant
     ) throws(ProtocolError) {
         precondition(packetNumber < ProtocolLimits.rejectAfterPackets, "packet number beyond the ACK space")
         precondition(largestSent.map { packetNumber > $0 } ?? true, "packet numbers must strictly increase")
@@ -152,7 +154,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             ? deliveryRate.onSending(bytes: bytes, bytesInFlight: bytesInFlight, now: now) : .initial(at: now)
         let packet = Packet(
             packetNumber: packetNumber, bytes: bytes, sentTime: now, ackEliciting: ackEliciting,
-            inFlight: inFlight, record: record, delivery: delivery)
+            inFlight: inFlight, record: record, delivery: delivery, isPathProbe: isPathProbe)
         slots.append(Slot(packetNumber: packetNumber, state: .outstanding(packet)))
         if inFlight {
             bytesInFlight += bytes
@@ -399,6 +401,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
             slots[index].state = .lost
             resolve(packet)
             loss.packets.append(packet)
+            if packet.isPathProbe { continue }
             if packet.inFlight {
                 loss.bytesInFlight += packet.bytes
                 deliveryRate.onLost(bytes: packet.bytes)

@@ -1,0 +1,174 @@
+import HuddleCrypto
+import HuddleWire
+import Testing
+
+@testable import HuddleProtocol
+
+/// Path MTU discovery (RFC 8899): the search order, the limits on probes, the raise timer and black-hole detection of
+/// ``PathMTUDiscovery``, then a connection finding a path's size and surviving its shrinking.
+@Suite("Path MTU discovery")
+struct PathMTUDiscoveryTests {
+    static let start = Instant.zero
+
+    /// Loses `size`'s probes until the search moves on; returns the next size tried.
+    static func fail(_ discovery: inout PathMTUDiscovery, at size: Int, from packetNumber: inout UInt64) -> Int? {
+        for _ in 0..<ProtocolLimits.pathMTUProbeAttempts {
+            let outcome1 = discovery.probeDue(now: start)
+            #expect(outcome1 == size)
+            discovery.onProbeSent(packetNumber: packetNumber)
+            let outcome2 = discovery.probeDue(now: start)
+            #expect(outcome2 == nil, "one probe in flight at a time")
+            let outcome3 = discovery.onLost(packetNumber: packetNumber, now: start)
+            #expect(outcome3)
+            packetNumber += 1
+        }
+        return discovery.probeDue(now: start)
+    }
+
+    @Test("Sizes are tried largest first; three lost probes give a size up; the first confirmed size ends the search")
+    func searchOrder() {
+        var discovery = PathMTUDiscovery(base: 1200, ceiling: 8972)
+        var number: UInt64 = 10
+        #expect(Self.fail(&discovery, at: 8972, from: &number) == 8952)
+        #expect(Self.fail(&discovery, at: 8952, from: &number) == 1472)
+        discovery.onProbeSent(packetNumber: number)
+        #expect(discovery.current == 1200, "not confirmed before its acknowledgement")
+        discovery.onAcknowledged(packetNumber: number, bytes: 1472, now: Self.start)
+        #expect(discovery.current == 1472)
+        let outcome4 = discovery.probeDue(now: Self.start + .seconds(599))
+        #expect(outcome4 == nil, "search over until the raise timer")
+        let outcome5 = discovery.probeDue(now: Self.start + ProtocolLimits.pathMTURaiseInterval)
+        #expect(outcome5 == 8972, "then again")
+        #expect(discovery.current == 1472, "the confirmed size stays while the new search runs")
+    }
+
+    @Test("A path that carries nothing above the base ends at the base, and a ceiling at the base never probes")
+    func nothingLarger() {
+        var discovery = PathMTUDiscovery(base: 1200, ceiling: 1472)
+        var number: UInt64 = 0
+        var next = Self.fail(&discovery, at: 1472, from: &number)
+        for size in [1464, 1452, 1444, 1392, 1372, 1252, 1232] {
+            #expect(next == size)
+            next = Self.fail(&discovery, at: size, from: &number)
+        }
+        #expect(next == nil)
+        #expect(discovery.current == 1200)
+        let outcome6 = discovery.probeDue(now: Self.start + ProtocolLimits.pathMTURaiseInterval)
+        #expect(outcome6 == 1472)
+
+        var disabled = PathMTUDiscovery(base: 1200, ceiling: 1200)
+        #expect(!disabled.isEnabled)
+        let outcome7 = disabled.probeDue(now: Self.start)
+        #expect(outcome7 == nil)
+    }
+
+    @Test("Only the probe in flight counts: other packets' losses and acknowledgements leave the search alone")
+    func otherPackets() {
+        var discovery = PathMTUDiscovery(base: 1200, ceiling: 1472)
+        discovery.onProbeSent(packetNumber: 5)
+        let outcome8 = discovery.onLost(packetNumber: 4, now: Self.start)
+        #expect(!outcome8)
+        discovery.onAcknowledged(packetNumber: 6, bytes: 1200, now: Self.start)
+        #expect(discovery.current == 1200)
+        let outcome9 = discovery.probeDue(now: Self.start)
+        #expect(outcome9 == nil)
+        discovery.onAcknowledged(packetNumber: 5, bytes: 1472, now: Self.start)
+        #expect(discovery.current == 1472)
+    }
+
+    @Test("Three loss events of large datagrams with none acknowledged between: back to the base, search below")
+    func blackHole() {
+        var discovery = PathMTUDiscovery(base: 1200, ceiling: 1472)
+        discovery.onProbeSent(packetNumber: 1)
+        discovery.onAcknowledged(packetNumber: 1, bytes: 1472, now: Self.start)
+        // Two suspicious events, then an acknowledged large datagram: the count starts over.
+        let outcome10 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(!outcome10)
+        let outcome11 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(!outcome11)
+        discovery.onAcknowledged(packetNumber: 7, bytes: 1472, now: Self.start)
+        let outcome12 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(!outcome12, "this event also acknowledged one")
+        let outcome13 = discovery.onLossEvent(lostAboveBase: false, now: Self.start)
+        #expect(!outcome13, "small losses say nothing")
+        let outcome14 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(!outcome14)
+        let outcome15 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(!outcome15)
+        #expect(discovery.current == 1472)
+        let outcome16 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
+        #expect(outcome16)
+        #expect(discovery.current == 1200)
+        #expect(discovery.blackHoles == 1)
+        let outcome17 = discovery.probeDue(now: Self.start)
+        #expect(outcome17 == 1464, "the new search starts below the size that vanished")
+    }
+
+    // MARK: - A connection
+
+    /// `a` and `b` connected with NewReno (whose window only shrinks on a congestion event), exchanging 200 KiB a
+    /// second from a to b for `seconds` over a path that drops datagrams larger than `mtu(now)`; returns both.
+    static func transfer(
+        seconds: Int, mtu: (Instant) -> Int
+    ) throws -> (a: Endpoint, b: Endpoint, droppedForSize: Int) {
+        var configuration = ConnectionConfiguration()
+        configuration.congestionControl = .newReno
+        var a = EndpointPair.endpoint(seed: 1, connection: configuration)
+        var b = EndpointPair.endpoint(seed: 2, connection: configuration)
+        try a.addPeer(ConnectionRestartTests.credentials(for: b.staticKey))
+        try b.addPeer(ConnectionRestartTests.credentials(for: a.staticKey))
+        // The handshake too crosses the path below (a probe may follow it at once).
+        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
+        let toB = try #require(a.connectionID(for: b.staticKey))
+        var dropped = 0
+        var now = Instant.zero
+        // 5 ms steps; a message every 20 steps (100 ms).
+        for tick in 1...(seconds * 200) {
+            now = Instant.zero + .milliseconds(Int64(tick * 5))
+            if tick % 20 == 0 {
+                _ = try? a.send([UInt8](repeating: 7, count: 20_000), on: ChannelID(16), to: toB)
+            }
+            a.handleTimeout(now: now)
+            b.handleTimeout(now: now)
+            // Delivered within the step (a 5 ms one-way delay would only slow the test down).
+            for datagram in EndpointPair.drain(&a, now: now) {
+                if datagram.count > mtu(now) {
+                    dropped += 1
+                } else {
+                    b.handle(datagram: datagram, from: EndpointPair.address(1), now: now)
+                }
+            }
+            for datagram in EndpointPair.drain(&b, now: now) {
+                a.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+            }
+            _ = EndpointPair.events(&a)
+            _ = EndpointPair.events(&b)
+        }
+        return (a, b, dropped)
+    }
+
+    @Test("A connection settles on the largest size a 1400-byte path carries; lost probes are not losses")
+    func connectionFindsSize() throws {
+        let (a, b, dropped) = try Self.transfer(seconds: 5) { _ in 1400 }
+        let connection = try #require(a.connectionID(for: b.staticKey).flatMap { a.connection($0) })
+        #expect(connection.pathDatagramSize == 1392)
+        // 8972, 8952, 1472, 1464, 1452 and 1444 each lost three times; nothing else was too large.
+        #expect(connection.statistics.pathMTUProbesLost == 18)
+        #expect(dropped == 18)
+        #expect(connection.statistics.packetsLost == 0, "\(connection.statistics)")
+        #expect(
+            connection.congestionWindow >= CongestionWindowLimits.initialWindow(maxDatagramSize: 1200),
+            "probe losses are no congestion signal")
+    }
+
+    @Test("When the path shrinks under a confirmed size, the black hole is found and the transfer goes on")
+    func connectionSurvivesShrink() throws {
+        let (a, b, _) = try Self.transfer(seconds: 12) { now in now < .zero + .seconds(4) ? 1472 : 1300 }
+        let connection = try #require(a.connectionID(for: b.staticKey).flatMap { a.connection($0) })
+        #expect(connection.statistics.pathMTUBlackHoles == 1)
+        #expect(connection.pathDatagramSize == 1252)
+        let receiver = try #require(b.connectionID(for: a.staticKey).flatMap { b.connection($0) })
+        // 12 s at 10 messages a second, all delivered but those in the last round trip or so.
+        #expect(receiver.statistics.messagesDelivered >= 115, "\(receiver.statistics)")
+    }
+}
