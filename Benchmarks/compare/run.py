@@ -426,7 +426,7 @@ def huddle_capabilities(binary):
     if rc != 0:
         raise Unavailable(f"`huddle bench run --help` failed ({one_line(out, 120)})")
     found = {t for t in ("rtt", "rate", "bulk", "journal", "join") if re.search(rf"\b{t}\b", out)}
-    found |= {t for t in ("rtt-journal", "--on-pool") if t in out}
+    found |= {t for t in ("rtt-journal", "--on-pool", "--no-path-mtu-discovery") if t in out}
     return found
 
 
@@ -467,13 +467,15 @@ def which_or_unavailable(name, package_state, package):
 # ------------------------------------------------------------------------------------------------ measurements
 # Each returns a dict of numbers (and optionally "note"); raises Failure or Unavailable.
 
-def huddle_test(test, args, required, timeout, on_pool=False):
+def huddle_test(test, args, required, timeout, on_pool=False, base_size=False):
     huddle, capabilities = TOOLS.get("huddle")
     if test not in capabilities:
         raise Unavailable(f"`huddle bench run` does not list --test {test}")
     if on_pool and "--on-pool" not in capabilities:
         raise Unavailable("`huddle bench` has no --on-pool flag")
-    pool = ["--on-pool"] if on_pool else []
+    if base_size and "--no-path-mtu-discovery" not in capabilities:
+        raise Unavailable("`huddle bench` has no --no-path-mtu-discovery flag")
+    pool = (["--on-pool"] if on_pool else []) + (["--no-path-mtu-discovery"] if base_size else [])
     server = Running([huddle, "bench", "serve", "--listen", "127.0.0.1:0"] + pool)
     ticket = server.first_line().strip()
     if not ticket.startswith("huddle:"):
@@ -506,9 +508,9 @@ def m_huddle_rate(cfg):
     return {"messages_per_s": r["messages_per_s"]}
 
 
-def m_huddle_bulk(cfg, test="bulk"):
+def m_huddle_bulk(cfg, test="bulk", base_size=False):
     size = cfg["bulk_bytes"]
-    r = huddle_test(test, ["--size", size], ["mb_per_s"], T_BULK)
+    r = huddle_test(test, ["--size", size], ["mb_per_s"], T_BULK, base_size=base_size)
     if isinstance(r.get("bytes"), (int, float)) and r["bytes"] < size:
         raise Failure(f"huddle reported {r['bytes']} of {size} bytes")
     out = {"mb_per_s": r["mb_per_s"], "wall_s": r["wall_s"]}
@@ -720,7 +722,12 @@ def workloads(work):
                  lambda cfg: m_blast(cfg, 64, "rate_seconds"),
                  "UNRELIABLE plain UDP, sendmmsg/recvmmsg; datagrams received per second"),
         # Bulk, reliable
-        Workload("huddle-bulk", "bulk", "Huddle bulk", m_huddle_bulk, "reliable, encrypted", huddle=True, smoke=True),
+        Workload("huddle-bulk", "bulk", "Huddle bulk", m_huddle_bulk,
+                 "reliable, encrypted; Path MTU discovery finds loopback's size: 8972 B datagrams", huddle=True,
+                 smoke=True),
+        Workload("huddle-bulk-1200", "bulk", "Huddle bulk, 1200 B datagrams",
+                 lambda cfg: m_huddle_bulk(cfg, base_size=True),
+                 "--no-path-mtu-discovery: the datagram size of the 1200 B rows below", huddle=True),
         Workload("huddle-journal", "bulk", "Huddle journal attachment", lambda cfg: m_huddle_bulk(cfg, "journal"),
                  "chunked, Merkle-verified, stored; encrypted", huddle=True),
         Workload("enet-bulk-64k", "bulk", "ENet, 64 KiB packets", lambda cfg: m_enet_bulk(cfg, 64 * 1024),

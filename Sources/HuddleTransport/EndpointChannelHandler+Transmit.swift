@@ -41,6 +41,7 @@ extension EndpointChannelHandler {
         var produced = 0
         while produced < limit {
             var destination: NetworkAddress?
+            var alone = false
             let start = outbound.writerIndex
             outbound.writeWithUnsafeMutableBytes(minimumWritableBytes: slot) { space in
                 guard
@@ -48,18 +49,23 @@ extension EndpointChannelHandler {
                         into: UnsafeMutableRawBufferPointer(rebasing: space[0..<slot]), now: now)
                 else { return 0 }
                 destination = transmit.destination
+                alone = transmit.isPathProbe
                 return transmit.length
             }
             guard let destination else { break }
             let length = outbound.writerIndex - start
             produced += 1
-            if settings.segmentationOffload, !runs.isEmpty,
+            if settings.segmentationOffload, !alone, !runs.isEmpty,
                 runs[runs.count - 1].append(
                     destination: destination, size: length)
             {
                 continue
             }
-            runs.append(TransmitRun(destination: destination, start: start, length: length))
+            // A Path MTU probe is a plain write of its own (the kernel checks it against the route's MTU, and the
+            // don't-fragment bit applies to it alone), and nothing may join its run.
+            var run = TransmitRun(destination: destination, start: start, length: length)
+            if alone { run.isSealed = true }
+            runs.append(run)
         }
         return produced
     }

@@ -38,6 +38,13 @@ struct BenchNodeOptions: ParsableArguments {
     var congestion: HuddleNode.CongestionControl = .bbr
 
     @Flag(
+        inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "Search each direct path for the largest datagram it carries (Path MTU discovery, up to 8972 bytes).",
+            discussion: "With --no-path-mtu-discovery every datagram stays at 1200 bytes."))
+    var pathMTUDiscovery = true
+
+    @Flag(
         help: ArgumentHelp(
             "Run the benchmark's own tasks on Swift's cooperative pool instead of the node's network thread.",
             discussion: "By default the tasks that send and read prefer HuddleNode.taskExecutor, as an application "
@@ -58,6 +65,7 @@ struct BenchNodeOptions: ParsableArguments {
         var configuration = HuddleNode.Configuration(
             identity: Identity(using: &random), name: name, host: host, port: port, logger: logger)
         configuration.congestionControl = congestion
+        configuration.transport.pathMTUDiscovery = pathMTUDiscovery
         return try await HuddleNode.start(configuration)
     }
 }

@@ -45,7 +45,7 @@ public enum InMemoryTransfer {
                 }
             }
             for side in 0..<2 {
-                while let (_, length) = buffer.withUnsafeMutableBytes({
+                while let (_, length, _) = buffer.withUnsafeMutableBytes({
                     endpoints[side].pollTransmit(into: $0, now: now)
                 }) {
                     moved = true

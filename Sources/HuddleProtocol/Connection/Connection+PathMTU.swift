@@ -13,12 +13,17 @@ extension Connection {
     }
 
     /// Builds the next Path MTU probe into `buffer` and returns its length, if one is due: a PING padded to the size
-    /// being tried, alone in its packet, on a validated direct route, within the congestion window, never while
-    /// probe-timeout packets are owed or a CLOSE waits. Nothing in it is retransmitted; its loss is no congestion
-    /// signal (``SentPacketTracker/Packet/isPathProbe``).
+    /// being tried, alone in its packet, on a validated direct route, never while probe-timeout packets are owed or a
+    /// CLOSE waits. The size is at most a ``ProtocolLimits/largeDatagramWindowMultiple``th of the congestion window
+    /// (so a probe never takes most of a young window) and must fit in what the window has left. Nothing in it is
+    /// retransmitted; its loss is no congestion signal (``SentPacketTracker/Packet/isPathProbe``).
     mutating func pollPathMTUProbe(into buffer: UnsafeMutableRawBufferPointer, now: Instant) -> Int? {
         guard pathMTU.isEnabled, probesOwed == 0, closeFrame == nil, !paths.current.isRelayed,
-            paths.currentValidated, let size = pathMTU.probeDue(now: now), size <= buffer.count,
+            paths.currentValidated,
+            let size = pathMTU.probeDue(
+                now: now,
+                largest: min(
+                    buffer.count, congestion.congestionWindow / ProtocolLimits.largeDatagramWindowMultiple)),
             sentPackets.bytesInFlight + size <= congestion.congestionWindow
         else { return nil }
         var writer = ByteWriter(
@@ -32,7 +37,7 @@ extension Connection {
             let length = seal(
                 buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: true, isPathProbe: true, now: now)
         else { return nil }
-        pathMTU.onProbeSent(packetNumber: packetNumber)
+        pathMTU.onProbeSent(packetNumber: packetNumber, size: size)
         statistics.pathMTUProbesSent += 1
         return length
     }

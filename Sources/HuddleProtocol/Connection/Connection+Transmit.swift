@@ -13,9 +13,13 @@ extension Connection {
     ///
     /// Path probes (PATH_RESPONSE, PATH_CHALLENGE) go first, each on its own route; everything else goes on ``route``,
     /// within the amplification limit while that route is not validated.
+    ///
+    /// `isPathProbe` marks a Path MTU probe: it must go out as a datagram of its own, never batched with others into
+    /// one segmentation-offload write (a GSO write is segmented after the route's MTU checks, so an oversized probe
+    /// could pass a link it does not fit, or make the whole write fail).
     public mutating func pollTransmit(
         into buffer: UnsafeMutableRawBufferPointer, now: Instant
-    ) -> (route: Route, length: Int)? {
+    ) -> (route: Route, length: Int, isPathProbe: Bool)? {
         // Only the creation time is read here; the packet is sealed under `current` in place (a local copy of the
         // keypair would retain and release its keys and replay window for every packet).
         guard state != .closed, let created = current?.created, now - created < configuration.rejectAfterTime,
@@ -23,17 +27,17 @@ extension Connection {
         else { return nil }
         precondition(buffer.count >= configuration.maxDatagramSize, "transmit buffer smaller than the datagram size")
         if state == .established {
-            if let probe = pollProbe(into: buffer, now: now) { return probe }
+            if let probe = pollProbe(into: buffer, now: now) { return (probe.route, probe.length, false) }
             if let length = pollPathMTUProbe(into: buffer, now: now) {
                 paths.sent(length)
-                return (paths.current, length)
+                return (paths.current, length, true)
             }
         }
         guard !paths.amplificationBlocks(datagramSize: configuration.maxDatagramSize),
             let length = pollPacket(into: buffer, now: now)
         else { return nil }
         paths.sent(length)
-        return (paths.current, length)
+        return (paths.current, length, false)
     }
 
     /// Builds the next packet on ``route``; see ``pollTransmit(into:now:)``.

@@ -3,11 +3,14 @@
 /// 1200 bytes) and the connection's ceiling (``ConnectionConfiguration/maxProbedDatagramSize``).
 ///
 /// A probe is a PING padded to the size being tried, sent alone. Its loss is not a congestion signal (the path may
-/// simply not carry that size) and nothing in it is retransmitted. Sizes are tried largest first: the ceiling, then
-/// ``ProtocolLimits/pathMTUCandidates`` below it. A size is confirmed when one probe of it is acknowledged, and given
-/// up after ``ProtocolLimits/pathMTUProbeAttempts`` probes of it were lost; since every larger size has failed by
-/// then, the first confirmed size ends the search. A search that ended below the ceiling starts again after
-/// ``ProtocolLimits/pathMTURaiseInterval``.
+/// simply not carry that size) and nothing in it is retransmitted. The sizes are the ceiling and
+/// ``ProtocolLimits/pathMTUCandidates`` below it; each probe tries the largest one not yet decided that the
+/// connection's window lets it send (the caller's `largest`: a probe that filled most of a young window would starve
+/// the data, and the delivery-rate samples a controller such as BBR leaves its startup by). A size is confirmed when
+/// one probe of it is acknowledged, and given up after ``ProtocolLimits/pathMTUProbeAttempts`` probes of it were
+/// lost. The search ends when no size between the confirmed one and the smallest given-up one is left; a search that
+/// ended below the ceiling starts again after ``ProtocolLimits/pathMTURaiseInterval``. With a large enough window the
+/// first probe tries the ceiling, so a path that carries it is found in one round trip.
 ///
 /// Black holes: a path that carried the confirmed size may stop doing so (a route change). After
 /// ``ProtocolLimits/pathMTUBlackHoleLossEvents`` loss events in a row that lost datagrams above the base size while
@@ -23,13 +26,15 @@ struct PathMTUDiscovery: Sendable {
     let ceiling: Int
     /// The largest size the path is known to carry (RFC 8899's PLPMTU): what packets are built to.
     private(set) var current: Int
-    /// The size being probed, while a search runs.
-    private(set) var probeSize: Int?
-    /// The packet number of the probe in flight, if any.
-    private(set) var probeInFlight: UInt64?
-    /// Probes of ``probeSize`` lost so far.
+    /// Whether a search runs.
+    private(set) var isSearching: Bool
+    /// The probe in flight, if any: its packet number and size.
+    private(set) var probeInFlight: (packetNumber: UInt64, size: Int)?
+    /// The size the lost probes in ``probesLost`` tried.
+    private var attemptedSize: Int?
+    /// Probes of ``attemptedSize`` lost so far.
     private var probesLost = 0
-    /// The smallest size that failed in this search: candidates at or above it are skipped.
+    /// The smallest size that failed in this search: sizes at or above it are not tried again.
     private var failedSize: Int
     /// When a finished search below the ceiling starts again.
     private var raiseAt: Instant?
@@ -37,63 +42,64 @@ struct PathMTUDiscovery: Sendable {
     private var suspiciousLossEvents = 0
     /// Whether a datagram above ``base`` was acknowledged since the last loss event.
     private var acknowledgedAboveBase = false
-    /// Searches started, for statistics and tests.
-    private(set) var searches = 0
     /// Times the path stopped carrying the confirmed size.
     private(set) var blackHoles = 0
 
-    /// Discovery between `base` and `ceiling`; the first search starts when the connection first asks for a probe.
-    /// A ceiling at or below the base disables probing.
+    /// Discovery between `base` and `ceiling`, searching from the start. A ceiling at or below the base disables it.
     init(base: Int, ceiling: Int) {
         self.base = base
         self.ceiling = max(base, ceiling)
         current = base
         failedSize = self.ceiling + 1
-        probeSize = nextCandidate()
-        if probeSize != nil { searches = 1 }
+        isSearching = self.ceiling > base
     }
 
     /// Whether probing is possible at all (a ceiling above the base).
     var isEnabled: Bool { ceiling > base }
 
-    /// The size of the probe to send now, or `nil` (no search running, or a probe already in flight). A finished
-    /// search below the ceiling starts again here once ``ProtocolLimits/pathMTURaiseInterval`` has passed.
-    mutating func probeDue(now: Instant) -> Int? {
-        if probeSize == nil, let raiseAt, now >= raiseAt {
+    /// The size of the probe to send now, at most `largest`, or `nil`: no search running, a probe already in flight,
+    /// or no undecided size within `largest` yet. A finished search below the ceiling starts again here once
+    /// ``ProtocolLimits/pathMTURaiseInterval`` has passed.
+    mutating func probeDue(now: Instant, largest: Int) -> Int? {
+        if !isSearching, let raiseAt, now >= raiseAt {
             self.raiseAt = nil
             failedSize = ceiling + 1
-            probesLost = 0
-            probeSize = nextCandidate()
-            if probeSize != nil { searches += 1 }
+            isSearching = true
         }
-        guard probeInFlight == nil else { return nil }
-        return probeSize
+        guard isSearching, probeInFlight == nil else { return nil }
+        return candidate(atMost: largest)
     }
 
-    /// A probe of ``probeSize`` went out as `packetNumber`.
-    mutating func onProbeSent(packetNumber: UInt64) {
-        probeInFlight = packetNumber
+    /// A probe of `size` bytes went out as `packetNumber`.
+    mutating func onProbeSent(packetNumber: UInt64, size: Int) {
+        probeInFlight = (packetNumber, size)
+        if size != attemptedSize {
+            attemptedSize = size
+            probesLost = 0
+        }
     }
 
     /// Packet `packetNumber` of `bytes` bytes was acknowledged.
     mutating func onAcknowledged(packetNumber: UInt64, bytes: Int, now: Instant) {
         if bytes > base { acknowledgedAboveBase = true }
-        guard packetNumber == probeInFlight, let size = probeSize else { return }
+        guard let probe = probeInFlight, probe.packetNumber == packetNumber else { return }
         probeInFlight = nil
-        current = max(current, size)
-        finishSearch(now: now)
+        current = max(current, probe.size)
+        attemptedSize = nil
+        probesLost = 0
+        finishIfDecided(now: now)
     }
 
     /// Packet `packetNumber` was declared lost; returns whether it was the probe in flight.
     mutating func onLost(packetNumber: UInt64, now: Instant) -> Bool {
-        guard packetNumber == probeInFlight, let size = probeSize else { return false }
+        guard let probe = probeInFlight, probe.packetNumber == packetNumber else { return false }
         probeInFlight = nil
         probesLost += 1
         if probesLost >= ProtocolLimits.pathMTUProbeAttempts {
-            failedSize = size
+            failedSize = min(failedSize, probe.size)
+            attemptedSize = nil
             probesLost = 0
-            probeSize = nextCandidate()
-            if probeSize == nil { finishSearch(now: now) }
+            finishIfDecided(now: now)
         }
         return true
     }
@@ -111,10 +117,11 @@ struct PathMTUDiscovery: Sendable {
         failedSize = current
         current = base
         probeInFlight = nil
+        attemptedSize = nil
         probesLost = 0
         raiseAt = nil
-        probeSize = nextCandidate()
-        if probeSize != nil { searches += 1 } else { finishSearch(now: now) }
+        isSearching = true
+        finishIfDecided(now: now)
         return true
     }
 
@@ -123,16 +130,18 @@ struct PathMTUDiscovery: Sendable {
         self = PathMTUDiscovery(base: base, ceiling: ceiling)
     }
 
-    private mutating func finishSearch(now: Instant) {
-        probeSize = nil
-        probesLost = 0
+    /// Ends the search when no size is left between ``current`` and ``failedSize``.
+    private mutating func finishIfDecided(now: Instant) {
+        guard candidate(atMost: .max) == nil else { return }
+        isSearching = false
         raiseAt = current < ceiling ? now + ProtocolLimits.pathMTURaiseInterval : nil
     }
 
-    /// The largest size left to try: the ceiling, then the known candidates, each above ``current`` and below
-    /// ``failedSize``.
-    private func nextCandidate() -> Int? {
-        if ceiling > current, ceiling < failedSize { return ceiling }
-        return ProtocolLimits.pathMTUCandidates.first { $0 > current && $0 < failedSize && $0 <= ceiling }
+    /// The largest size left to try that is at most `largest`: the ceiling or a known candidate, above ``current``
+    /// and below ``failedSize``.
+    private func candidate(atMost largest: Int) -> Int? {
+        let limit = min(largest, failedSize - 1)
+        if ceiling > current, ceiling <= limit { return ceiling }
+        return ProtocolLimits.pathMTUCandidates.first { $0 > current && $0 <= limit && $0 < ceiling }
     }
 }

@@ -307,11 +307,12 @@ public struct Endpoint {
 
     /// Writes the next datagram to send into `buffer` (at least the configured datagram size) and returns its
     /// destination and length, or `nil` when nothing is due. Handshake messages go first, then connections in
-    /// round-robin order.
+    /// round-robin order. `isPathProbe` marks a Path MTU probe, which must be sent as a datagram of its own (never
+    /// in one segmentation-offload write with others).
     public mutating func pollTransmit(
         into buffer: UnsafeMutableRawBufferPointer, now: Instant
     ) -> (
-        destination: NetworkAddress, length: Int
+        destination: NetworkAddress, length: Int, isPathProbe: Bool
     )? {
         if let (route, datagram) = outbox.popFirst() {
             let offset = route.isRelayed ? RelayEnvelope.headerLength : 0
@@ -319,13 +320,14 @@ public struct Endpoint {
             datagram.withUnsafeBytes {
                 UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: $0)
             }
-            return wrap(buffer, length: datagram.count, for: route)
+            let (destination, length) = wrap(buffer, length: datagram.count, for: route)
+            return (destination, length, false)
         }
         let count = connectionOrder.count
         for step in 0..<count {
             let id = connectionOrder[(transmitCursor + step) % count]
             let slot = connections.slot(of: id)!
-            if let (route, length) = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
+            if let (route, length, isPathProbe) = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
                 transmitCursor = (transmitCursor + step + 1) % max(count, 1)
                 collectRetiredIndices(id, slot: slot)
                 if route.isRelayed {
@@ -335,7 +337,8 @@ public struct Endpoint {
                     UnsafeMutableRawBufferPointer(rebasing: buffer[RelayEnvelope.headerLength...])
                         .baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: length)
                 }
-                return wrap(buffer, length: length, for: route)
+                let (destination, wrapped) = wrap(buffer, length: length, for: route)
+                return (destination, wrapped, isPathProbe)
             }
         }
         return nil
