@@ -2,7 +2,8 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 15
 
-.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors transport-bench \
+.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+	conformance transport-bench \
 	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
@@ -10,7 +11,7 @@ demo: deps
 	$(SWIFT) run -c release huddle demo
 
 ## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
-test: deps lint unit-tests simulation bench-smoke compare-smoke fuzz-smoke
+test: deps lint protocol-vectors unit-tests simulation bench-smoke compare-smoke conformance fuzz-smoke
 
 ## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
 deps:
@@ -83,6 +84,20 @@ journal-measure: deps
 ## Re-checks the committed RFC vectors against pyca/cryptography (needs `pip install cryptography`).
 check-vectors:
 	python3 Tests/HuddleCryptoTests/Vectors/check_rfc_vectors.py
+
+## Regenerates docs/vectors from the independent Python reference and fails if the committed files differ (the
+## Swift side is checked against them by HuddleVectorTests). Skipped, with a message, without Python and PyNaCl.
+protocol-vectors:
+	@if python3 -c "import nacl" >/dev/null 2>&1; then python3 scripts/vectors/generate.py --check; \
+	else echo "protocol-vectors: skipped (needs python3 with PyNaCl: pip install pynacl)"; fi
+
+## Drives a `huddle host` (the release build, else the debug one) through the protocol's happy and error paths
+## from the independent Python peer of scripts/vectors, and prints a table of what the node did.
+conformance:
+	@if python3 -c "import nacl" >/dev/null 2>&1; then \
+		huddle=.build/release/huddle; [ -x $$huddle ] || huddle=.build/debug/huddle; \
+		python3 scripts/conformance/conformance.py --huddle $$huddle; \
+	else echo "conformance: skipped (needs python3 with PyNaCl)"; fi
 
 clean:
 	rm -rf .build .build-* FuzzTesting/.build*

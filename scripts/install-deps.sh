@@ -2,7 +2,12 @@
 # Installs what a fresh Debian/Ubuntu machine with Swift lacks: libsodium-dev (and pkg-config to find it); as root
 # also iproute2, nftables and conntrack, which the network-namespace tests need (they are skipped when not root).
 # Uses sudo when not root. Idempotent: does nothing when everything is present.
+# Also PyNaCl (from PyPI) for the independent protocol-vector reference in scripts/vectors, when Python is present.
 set -euo pipefail
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import nacl" >/dev/null 2>&1; then
+    echo "installing: pynacl (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check pynacl >&2 || echo "pynacl not installed" >&2
+fi
 missing=()
 dpkg -s libsodium-dev >/dev/null 2>&1 || missing+=(libsodium-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)

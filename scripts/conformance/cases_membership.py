@@ -1,0 +1,105 @@
+"""Case 8 and 11: members that leave or close, the node dialling an unreachable member again, and the
+node itself leaving (docs/PROTOCOL.md §7.10, §8.2)."""
+
+import json
+import signal
+import time
+
+from peer import ANSWER, CONTROL_CHANNEL, ack_or_ping, crypto, session, wire
+
+
+class MembershipCases:
+    """Mixed into conformance.Harness, whose helpers (row, fresh, probe, alive, ...) these cases use."""
+
+    # --- Case 8: a member closes -------------------------------------------------------------------
+
+    def closing_member(self, case, role, member_left, code, expected_reason, expected):
+        """A member joins, then (optionally MEMBER_LEFT and) ACK + CLOSE(code); the host must print
+        participant-left with `expected_reason`. Returns (peer, time of the CLOSE) or (None, None)."""
+        p = self.fresh(role)
+        if not self.join(p, None):
+            self.row(case, "-", "-", "", False, skip=f"the joiner {p.name} could not join")
+            return None, None
+        since = len(self.host.snapshot())
+        sent = "a joined member: "
+        if member_left:
+            pns = p.send_message(CONTROL_CHANNEL, session.encode_control(
+                {"type": "member_left", "signing_key": p.signing_key, "epoch": p.epoch}))
+            self.net.wait(lambda: all(pn in p.acked for pn in pns), 2.0)   # §8.2 rule 4: wait for the ACK
+            sent += "MEMBER_LEFT(its key, epoch) on channel 1, acknowledged, then "
+        else:
+            self.net.idle(0.3)
+        p.send_frames([ack_or_ping(p), {"type": "close", "code": code, "reason": "conformance"}])
+        closed_at = time.monotonic()
+        p.closes.append((closed_at, {"type": "close", "code": code, "reason": "sent"}))    # stop acknowledging
+        sent += f"ACK + CLOSE({code} {wire.CLOSE_CODES[code]})" + ("" if member_left else ", no MEMBER_LEFT")
+        event = self.net.wait(lambda: self.host.find(
+            lambda e: e.get("event") == "participant-left" and e.get("name") == p.name, since), ANSWER)
+        self.row(case, sent, expected, json.dumps(event, sort_keys=True) if event else
+                 f"no participant-left; host events: {self.host_events_text(since)}",
+                 bool(event and event.get("reason") == expected_reason))
+        return p, closed_at
+
+    def case_close(self):
+        b, _ = self.closing_member("8 MEMBER_LEFT + CLOSE", "leaver", True, 6, "left",
+                                   "host prints participant-left with reason \"left\" (§8.2 rule 4)")
+        if b:
+            b.close_socket()
+        d, _ = self.closing_member("8 CLOSE(6 left) alone", "left-code", False, 6, "unreachable",
+                                   "no MEMBER_LEFT, so not a departure: participant-left with reason "
+                                   "\"unreachable\" (§8.2 rules 3-4; the close code does not matter)")
+        if d:
+            d.close_socket()
+        c, closed_at = self.closing_member("8 CLOSE(0) without MEMBER_LEFT", "closer", False, 0, "unreachable",
+                                           "the member becomes inactive: participant-left with reason "
+                                           "\"unreachable\" (§8.2 rule 3)")
+        if not c:
+            return
+        # The node dials the unreachable member again, with the session's credentials.
+        dialled = self.net.wait(lambda: c.initiations_received, 4.0)
+        if not dialled:
+            self.row("8 redial of an unreachable member", "(nothing: the closed member's socket listens)",
+                     "an initiation to its address about 1 s later (§8.2 rule 2)", "no initiation within 4 s", False)
+        else:
+            at, init = dialled[0]
+            f = wire.parse_initiation(init)
+            mac_ok = crypto.mac(crypto.mac1_key(c.session_creds["mac_secret"], c.static_public),
+                                init[:120]) == f["mac1"]
+            try:
+                _, static, payload = crypto.read_message1(c.static, f["ephemeral"], f["encrypted_static"],
+                                                          f["encrypted_payload"])
+                resumption = int.from_bytes(payload[12:16], "little")
+                noise = f"Noise message 1 opens: static key is the host's = {static == self.host_static}, " \
+                        f"resumption index {resumption}"
+                noise_ok = static == self.host_static and resumption == 0
+            except Exception as error:
+                noise, noise_ok = f"Noise message 1 fails ({error!r})", False
+            self.row("8 redial of an unreachable member", "(nothing: the closed member's socket listens)",
+                     "an initiation to its address about 1 s later, mac1 under the session credentials (hdl-sess), "
+                     "resumption index 0 (§8.2 rule 2, §7.6, §8.1)",
+                     f"initiation after {at - closed_at:.2f} s; mac1 under session credentials: {mac_ok}; {noise}",
+                     mac_ok and noise_ok)
+        c.close_socket()
+
+    def case_host_leaves(self):
+        a = self.main
+        started = time.monotonic()
+        self.host.proc.send_signal(signal.SIGTERM)
+        left = self.net.wait(lambda: any(m["type"] == "member_left" for m in a.control_messages(started)), 5.0)
+        close = self.net.wait(lambda: a.close_since(started), 5.0)
+        msgs = [m["type"] for m in a.control_messages(started)]
+        ok = bool(left) and close is not None
+        if left:
+            m = next(m for m in a.control_messages(started) if m["type"] == "member_left")
+            ok = ok and m["signing_key"] == self.ticket["inviter_signing_key"]
+        self.row("11 node leaves (SIGTERM)", "SIGTERM to the node (the CLI leaves gracefully)",
+                 "MEMBER_LEFT(its key, epoch) to the member, then CLOSE (the document names 0 noError; any code "
+                 "passes: receivers go by MEMBER_LEFT) (§8.2 rule 4, §7.10)",
+                 f"control messages: {msgs}; {self.describe_close(close)}", ok)
+
+    def case_main_intact(self):
+        left = self.host.find(lambda e: e.get("event") == "participant-left" and e.get("name") == self.main.name)
+        ok, alive = self.alive(self.main)
+        self.row("10 main connection intact", "(after every case above)", "the main member was never dropped "
+                 "by the error cases (they affect only their own connection)",
+                 f"{alive}; participant-left for the main member: {'yes' if left else 'no'}", ok and not left)
