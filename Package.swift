@@ -162,6 +162,13 @@ let package = Package(
             name: "HuddleTestKitTests",
             dependencies: ["HuddleTestKit"]
         ),
+        // Checks the Swift implementation against docs/vectors/*.json, written by the independent Python reference
+        // in scripts/vectors (issue 19). The tests read the JSON from the repository by #filePath: one copy.
+        .testTarget(
+            name: "HuddleVectorTests",
+            // `huddle` (the executable) for the CLI's own application types (cli.json).
+            dependencies: ["Huddle", "HuddleProtocol", "HuddleCrypto", "HuddleWire", "huddle"]
+        ),
         .testTarget(
             name: "HuddleWireTests",
             dependencies: [
