@@ -318,16 +318,17 @@ actor SessionEngine {
         _ = try? await driver.perform { endpoint, now in
             core.withLockedValue { box in
                 guard let session = box?.session else { return }
-                for member in session.membership.roster where member.staticKey != endpoint.staticKey {
-                    endpoint.removePeer(member.staticKey, now: now)
-                }
-                for grant in session.membership.openInvitations { endpoint.removeAdmission(grant.id) }
-                if let id = session.membership.sessionAdmission { endpoint.removeAdmission(id) }
+                // Close first: removing a peer closes its connection too, with a reason that says less.
                 if closing {
                     for id in endpoint.connectionIDs {
                         endpoint.close(id, code: .noError, reason: "left the session", now: now)
                     }
                 }
+                for member in session.membership.roster where member.staticKey != endpoint.staticKey {
+                    endpoint.removePeer(member.staticKey, now: now)
+                }
+                for grant in session.membership.openInvitations { endpoint.removeAdmission(grant.id) }
+                if let id = session.membership.sessionAdmission { endpoint.removeAdmission(id) }
                 box = nil
             }
         }
