@@ -88,6 +88,11 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// is lost silently.
     public var deliveryFailures: AsyncStream<DeliveryFailure> { context.deliveryFailures.stream() }
 
+    /// Every report of messages other participants sent this node that arrived but that no application code will see
+    /// (nobody subscribed to their type, or they could not be decoded), from now on (each observer buffers up to 1024
+    /// reports; consecutive drops of one kind are reported together).
+    public var messageDrops: AsyncStream<MessageDrop> { context.messageDrops.stream() }
+
     /// Round-trip time and loss for every other active participant.
     public func peerStatistics() async throws -> [PeerStatistics] {
         try await engine.peerStatistics()

@@ -24,6 +24,8 @@ final class SessionContext: Sendable {
     let journal = JournalContext()
     /// Reliable messages that will not be delivered, for every observer.
     let deliveryFailures = EventFanOut<DeliveryFailure>(bufferLimit: 1024)
+    /// Received messages no application code will see, for every observer.
+    let messageDrops = EventFanOut<MessageDrop>(bufferLimit: 1024)
 
     init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
         self.id = id
@@ -49,6 +51,7 @@ final class SessionContext: Sendable {
         activity.finish()
         changes.finish()
         deliveryFailures.finish()
+        messageDrops.finish()
         journal.finish()
     }
 }

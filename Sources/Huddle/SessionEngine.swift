@@ -107,6 +107,9 @@ actor SessionEngine {
     private(set) var unclaimedDropped = 0
     /// Messages that were not valid messenger envelopes.
     private(set) var undecodableDropped = 0
+    /// Drops not yet reported on ``GroupSession/messageDrops``: reported at the end of the batch that made them, one
+    /// report per run of drops of one kind.
+    private var pendingDrops: [MessageDrop] = []
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
@@ -618,6 +621,7 @@ actor SessionEngine {
             }
         }
         await deliver(&routed)
+        reportDrops()
         if joinCompleted {
             joinCompleted = false
             let waiters = joinWaiters
@@ -728,6 +732,10 @@ actor SessionEngine {
         guard context.map({ !$0.isInvalidated }) ?? false else { return }
         guard let envelope = MessageEnvelope(decoding: bytes) else {
             undecodableDropped += 1
+            noteDrop(
+                MessageDrop(
+                    participant: participant(member), typeName: nil, reliable: reliable, count: 1,
+                    reason: .undecodable))
             return
         }
         let message = ReceivedMessage(envelope: envelope, source: participant(member), reliable: reliable)
@@ -769,9 +777,29 @@ actor SessionEngine {
 
     private func dropUnclaimed(_ message: ReceivedMessage) {
         unclaimedDropped += 1
-        logger.warning(
-            "dropped a message nobody subscribed to",
-            metadata: ["type": "\(message.envelope.typeName)", "dropped": "\(unclaimedDropped)"])
+        noteDrop(
+            MessageDrop(
+                participant: message.source, typeName: message.envelope.typeName, reliable: message.reliable,
+                count: 1, reason: .noSubscriber))
+    }
+
+    /// Adds `drop` to the reports made at the end of this batch (to the last one when it is of the same kind).
+    private func noteDrop(_ drop: MessageDrop) {
+        if let last = pendingDrops.last, last.isSameKind(as: drop) {
+            pendingDrops[pendingDrops.count - 1] = last.adding(drop.count)
+        } else {
+            pendingDrops.append(drop)
+        }
+    }
+
+    /// Reports the drops of the batch just dispatched on ``GroupSession/messageDrops`` and in the log.
+    private func reportDrops() {
+        guard !pendingDrops.isEmpty else { return }
+        for drop in pendingDrops {
+            context?.messageDrops.yield(drop)
+            logger.warning("\(drop)", metadata: ["dropped in all": "\(unclaimedDropped + undecodableDropped)"])
+        }
+        pendingDrops.removeAll(keepingCapacity: true)
     }
 
     /// Adds `message` to the share of every subscription it matches, or keeps it for a later subscription; returns

@@ -47,11 +47,15 @@ struct ChatRunner {
         // with `joined` and the streams (a change seen twice is harmless; one missed is not).
         let changes = session.participantChanges
         let failures = session.deliveryFailures
+        let drops = session.messageDrops
         output.joined(session, present: session.activeParticipants.filter { $0 != session.localParticipant })
         // Outside the group: reports made while leaving (messages still unconfirmed then) are printed too; the
         // stream ends when the session is over.
         let reporter = Task {
             for await failure in failures { output.undelivered(failure) }
+        }
+        let dropReporter = Task {
+            for await drop in drops { output.dropped(drop) }
         }
         let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
             group.addTask {
@@ -97,6 +101,7 @@ struct ChatRunner {
         }
         await node.shutdown()
         await reporter.value
+        await dropReporter.value
         return 0
     }
 

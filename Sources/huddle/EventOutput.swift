@@ -10,6 +10,7 @@ struct EventOutput: Sendable {
         case string(String)
         case number(Double)
         case integer(Int)
+        case bool(Bool)
         case list([Value])
         case object([String: Value])
         case null
@@ -20,6 +21,7 @@ struct EventOutput: Sendable {
             case .string(let value): try container.encode(value)
             case .number(let value): try container.encode(value)
             case .integer(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
             case .list(let values): try container.encode(values)
             case .object(let fields): try container.encode(fields)
             case .null: try container.encodeNil()
@@ -88,6 +90,20 @@ struct EventOutput: Sendable {
                 ], text: "")
         }
         StandardError.write("undelivered: \(failure)")
+    }
+
+    /// Messages another participant sent that this node dropped unread (`messages-dropped` in `--json`).
+    func dropped(_ drop: MessageDrop) {
+        if json {
+            emit(
+                "messages-dropped",
+                [
+                    "participant": .string(drop.participant.id), "name": .string(drop.participant.name),
+                    "type": drop.typeName.map { .string($0) } ?? .null, "reliable": .bool(drop.reliable),
+                    "count": .integer(drop.count), "reason": .string(drop.reason.rawValue),
+                ], text: "")
+        }
+        StandardError.write("dropped: \(drop)")
     }
 
     func change(_ change: ParticipantChange) {

@@ -162,6 +162,13 @@ struct MessengerFlowTests {
             }
         }
         let overflow = 100
+        // The drops reach the application: every dropped message is counted in a report on messageDrops.
+        let drops = NIOLockedValueBox<[MessageDrop]>([])
+        let dropReader = Task {
+            for await drop in guestSession.messageDrops { drops.withLockedValue { $0.append(drop) } }
+        }
+        defer { dropReader.cancel() }
+        let reported: @Sendable () -> Int = { drops.withLockedValue { $0.reduce(0) { $0 + $1.count } } }
         let sender = Messenger(session: session)
         for index in 0..<(SessionEngine.maxUnclaimedMessages + overflow) {
             try await sender.send(Self.numbered(index, size: 64))
@@ -183,6 +190,14 @@ struct MessengerFlowTests {
         let waited = clock.now - start
         #expect(waited >= SessionEngine.unclaimedGracePeriod - .milliseconds(100), "\(waited)")
         #expect(await guest.engine.unclaimedDropped == overflow)
+        #expect(await eventually("the drops are reported") { reported() == overflow })
+        #expect(
+            drops.withLockedValue {
+                $0.allSatisfy {
+                    $0.reason == .noSubscriber && $0.reliable && $0.participant == session.localParticipant
+                        && $0.typeName != nil
+                }
+            })
         // The grace is spent: more unread messages are dropped at once instead of pausing again.
         let again = clock.now
         for index in 0..<overflow { try await sender.send(Self.numbered(index, size: 64)) }
@@ -190,6 +205,7 @@ struct MessengerFlowTests {
         #expect(await eventually("the next message", within: 30) { strokes.withLockedValue { $0 } == [1, 2] })
         #expect(clock.now - again < SessionEngine.unclaimedGracePeriod, "paused again")
         #expect(await guest.engine.unclaimedDropped == 2 * overflow)
+        #expect(await eventually("the second drops are reported") { reported() == 2 * overflow })
     }
 
     struct StrokeMessage: Codable, Sendable {

@@ -184,3 +184,16 @@ class TransportCases:
         self.row("10 unknown control message", "a control message of type 0xEE on channel 1 (main member)",
                  "ignored (newer peers may add types, §8.2): acknowledged, no CLOSE",
                  f"acked={bool(acked)}, {self.describe_close(close)}; {alive}", bool(acked) and not close and ok)
+        # A messenger envelope of a version this node cannot read: acknowledged (it arrived), dropped unread, and the
+        # drop reported to the application (the CLI's messages-dropped event), never silent.
+        since = len(self.host.snapshot())
+        pns = a.send_message(MESSENGER_CHANNEL, bytes([2, 0, 4]) + b"next" + b"{}")
+        acked = self.net.wait(lambda: all(pn in a.acked for pn in pns), ANSWER)
+        event = self.net.wait(lambda: self.host.find(
+            lambda e: e.get("event") == "messages-dropped" and e.get("reason") == "undecodable", since), ANSWER)
+        close = a.close_since(started)
+        ok, alive = self.alive(a)
+        self.row("10 envelope version 2", "a messenger envelope (channel 16) with version byte 2",
+                 "acknowledged, dropped unread, reported to the application (messages-dropped, reason undecodable; "
+                 "§8.3, Evolution); no CLOSE", f"acked={bool(acked)}, event {event}, {self.describe_close(close)}; "
+                 f"{alive}", bool(acked) and bool(event) and event.get("count") == 1 and not close and ok)
