@@ -9,9 +9,11 @@ extension ProtocolLimits {
     /// After a search ends below the ceiling, how long before the larger sizes are tried again (RFC 8899
     /// `PMTU_RAISE_TIMER`): a route may have changed to one that carries more.
     public static let pathMTURaiseInterval: Duration = .seconds(600)
-    /// Loss events in a row that lose only datagrams larger than the base size, with none of those acknowledged
-    /// meanwhile, after which a connection decides the path stopped carrying them (a black hole) and goes back to
-    /// the base size. Three in a row is rare from random loss (0.1 % at a 10 % loss rate) and costs only a new search.
+    /// Suspicious loss events in a row (each lost a datagram above the base size larger than every datagram
+    /// acknowledged since the event before) after which a connection decides the path stopped carrying its size (a
+    /// black hole) and goes back to the base size. Random loss makes a false alarm now and then on a connection
+    /// whose few large datagrams are all lost three times in a row; it costs only a new search, which finds the size
+    /// again with one probe.
     public static let pathMTUBlackHoleLossEvents = 3
     /// Packets are built larger than the base size only while the congestion window holds at least this many of
     /// them: windows and pacing bursts are sized in base datagrams, so a smaller window keeps to the base size

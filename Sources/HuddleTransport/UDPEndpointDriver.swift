@@ -88,6 +88,8 @@ public final class UDPEndpointDriver: Sendable {
             // probe the route cannot carry and it arrives anyway).
             if !Self.setsDontFragment(transport) {
                 adjusted.connection.maxProbedDatagramSize = adjusted.connection.maxDatagramSize
+            } else if adjusted.connection.maxProbedDatagramSize == nil {
+                adjusted.connection.maxProbedDatagramSize = WireLimits.maxDatagramSize
             }
             return adjusted
         }()
@@ -96,7 +98,7 @@ public final class UDPEndpointDriver: Sendable {
         let settings = EndpointChannelHandler.Settings(
             segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
             transmitSlotSize: max(
-                configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize,
+                configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize ?? 0,
                 HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength,
             baseSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
                 + RelayEnvelope.headerLength,
@@ -194,13 +196,15 @@ public final class UDPEndpointDriver: Sendable {
                 // PMTUDISC_PROBE: the don't-fragment bit on every datagram, and the kernel's own path MTU estimate
                 // (learned from ICMP, which an attacker can forge) ignored; a datagram larger than the interface's MTU
                 // fails to send (EMSGSIZE, which SwiftNIO reports for that write only) and counts as a lost probe.
-                let isIPv6 = transport.host.contains(":")
-                let option: ChannelOptions.Types.SocketOption =
-                    isIPv6
-                    ? .init(level: .ipv6, name: .init(rawValue: IPV6_MTU_DISCOVER))
-                    : .init(level: .ip, name: .init(rawValue: IP_MTU_DISCOVER))
-                bootstrap = bootstrap.channelOption(
-                    option, value: Int(isIPv6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE))
+                // An IPv6 socket carries IPv4 too (v4-mapped peers on a dual-stack "::"), and that traffic follows
+                // the IPv4 option: an IPv6 socket gets both.
+                let ipv4 = ChannelOptions.Types.SocketOption(level: .ip, name: .init(rawValue: IP_MTU_DISCOVER))
+                bootstrap = bootstrap.channelOption(ipv4, value: Int(IP_PMTUDISC_PROBE))
+                if transport.host.contains(":") {
+                    let ipv6 = ChannelOptions.Types.SocketOption(
+                        level: .ipv6, name: .init(rawValue: IPV6_MTU_DISCOVER))
+                    bootstrap = bootstrap.channelOption(ipv6, value: Int(IPV6_PMTUDISC_PROBE))
+                }
             }
         #endif
         return bootstrap

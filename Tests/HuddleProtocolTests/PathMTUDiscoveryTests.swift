@@ -91,32 +91,52 @@ struct PathMTUDiscoveryTests {
         #expect(discovery.current == 1472)
     }
 
-    @Test("Three loss events of large datagrams with none acknowledged between: back to the base, search below")
+    @Test(
+        "Three loss events of large datagrams with none as large acknowledged between: back to the base, search again")
     func blackHole() {
         var discovery = PathMTUDiscovery(base: 1200, ceiling: 1472)
         discovery.onProbeSent(packetNumber: 1, size: 1472)
         discovery.onAcknowledged(packetNumber: 1, bytes: 1472, now: Self.start)
-        // Two suspicious events, then an acknowledged large datagram: the count starts over.
-        let outcome10 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(!outcome10)
-        let outcome11 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(!outcome11)
+        // Two suspicious events, then a full-size datagram acknowledged: the count starts over.
+        let first = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        let second = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        #expect(!first && !second)
         discovery.onAcknowledged(packetNumber: 7, bytes: 1472, now: Self.start)
-        let outcome12 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(!outcome12, "this event also acknowledged one")
-        let outcome13 = discovery.onLossEvent(lostAboveBase: false, now: Self.start)
-        #expect(!outcome13, "small losses say nothing")
-        let outcome14 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(!outcome14)
-        let outcome15 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(!outcome15)
+        let carried = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        #expect(!carried, "a datagram as large got through since the last event")
+        let small = discovery.onLossEvent(smallestLostAboveBase: nil, now: Self.start)
+        #expect(!small, "small losses say nothing")
+        // Medium-sized datagrams getting through do not hide the large ones vanishing (quinn's rule).
+        discovery.onAcknowledged(packetNumber: 9, bytes: 1300, now: Self.start)
+        let third = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        discovery.onAcknowledged(packetNumber: 11, bytes: 1250, now: Self.start)
+        let fourth = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        #expect(!third && !fourth)
         #expect(discovery.current == 1472)
-        let outcome16 = discovery.onLossEvent(lostAboveBase: true, now: Self.start)
-        #expect(outcome16)
+        let fifth = discovery.onLossEvent(smallestLostAboveBase: 1472, now: Self.start)
+        #expect(fifth)
         #expect(discovery.current == 1200)
         #expect(discovery.blackHoles == 1)
-        let outcome17 = discovery.probeDue(now: Self.start, largest: .max)
-        #expect(outcome17 == 1464, "the new search starts below the size that vanished")
+        let next = discovery.probeDue(now: Self.start, largest: .max)
+        #expect(next == 1472, "the whole range is searched again: a false alarm costs one probe")
+    }
+
+    @Test("Lost probes are counted per size: a window that alternates between two sizes still gives each up")
+    func perSizeCounts() {
+        var discovery = PathMTUDiscovery(base: 1200, ceiling: 8972)
+        var number: UInt64 = 0
+        for round in 0..<ProtocolLimits.pathMTUProbeAttempts {
+            for largest in [40_000, 3_680] {
+                let size = discovery.probeDue(now: Self.start, largest: largest)
+                #expect(size == (largest == 40_000 ? 8972 : 1472), "round \(round)")
+                discovery.onProbeSent(packetNumber: number, size: size ?? 0)
+                let lost = discovery.onLost(packetNumber: number, now: Self.start)
+                #expect(lost)
+                number += 1
+            }
+        }
+        let next = discovery.probeDue(now: Self.start, largest: 40_000)
+        #expect(next == 1464, "8972 and 8952 are skipped once 8972 failed, and 1472 failed too")
     }
 
     // MARK: - A connection
@@ -128,6 +148,7 @@ struct PathMTUDiscoveryTests {
     ) throws -> (a: Endpoint, b: Endpoint, droppedForSize: Int) {
         var configuration = ConnectionConfiguration()
         configuration.congestionControl = .newReno
+        configuration.maxProbedDatagramSize = WireLimits.maxDatagramSize
         var a = EndpointPair.endpoint(seed: 1, connection: configuration)
         var b = EndpointPair.endpoint(seed: 2, connection: configuration)
         try a.addPeer(ConnectionRestartTests.credentials(for: b.staticKey))

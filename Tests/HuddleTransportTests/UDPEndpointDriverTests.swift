@@ -61,9 +61,13 @@ struct UDPEndpointDriverTests {
         let stats = try await Self.bulk(
             totalBytes: 16 * 1024 * 1024, transportA: TransportConfiguration(), transportB: TransportConfiguration(),
             limit: .seconds(120))
-        // Path MTU discovery found loopback's large MTU: 16 MiB went in datagrams of up to 8972 bytes (1,870 of
-        // them at best), not 1200 (14,000).
-        #expect(stats.sender.datagramsSent < 3_000, "\(stats.sender)")
+        #if os(Linux)
+            // Path MTU discovery found loopback's large MTU: 16 MiB went in datagrams of up to 8972 bytes (1,870 of
+            // them at best), not 1200 (14,000). (Elsewhere the driver cannot set don't-fragment and does not probe.)
+            #expect(stats.sender.datagramsSent < 3_000, "\(stats.sender)")
+        #else
+            #expect(stats.sender.datagramsSent > 12_000, "\(stats.sender)")
+        #endif
     }
 
     @Test("With Path MTU discovery off, a bulk transfer keeps to 1200-byte datagrams")

@@ -21,8 +21,10 @@ struct PathMTUTests {
 
     @Test(
         "Both ends of a 1400-byte-MTU path settle on 1372-byte datagrams and long messages arrive",
-        .timeLimit(.minutes(2)))
-    func settlesOnPathSize() async throws {
+        .timeLimit(.minutes(2)), arguments: [false, true])
+    func settlesOnPathSize(dualStack: Bool) async throws {
+        // With `dualStack`, ada listens on [::] and reaches the host over IPv4 from her IPv6 socket: that traffic
+        // follows the socket's IPv4 don't-fragment setting, not the IPv6 one.
         let tag = "\(getpid())-\(UInt32.random(in: 0..<1_000_000))"
         let lab = try LossyLinkTests.Lab.build(nodes: Self.names.count, tag: tag)
         let cluster = try HuddleCluster()
@@ -35,7 +37,9 @@ struct PathMTUTests {
         try await withDeadline(seconds: 90) {
             let listen = { (index: Int) in "\(lab.address(index)):\(Self.port)" }
             let (host, ticket) = try await cluster.host(Self.names[0], listen: listen(0), namespace: lab.hosts[0].name)
-            let ada = try cluster.join(ticket, as: Self.names[1], listen: listen(1), namespace: lab.hosts[1].name)
+            let ada = try cluster.join(
+                ticket, as: Self.names[1], listen: dualStack ? "[::]:\(Self.port)" : listen(1),
+                namespace: lab.hosts[1].name, extra: dualStack ? ["--advertise", listen(1)] : [])
             try await ada.waitForEvent("joined", within: 40)
             let processes = [host, ada]
             for process in processes { try await process.waitForPeerCount(1) }
@@ -54,7 +58,9 @@ struct PathMTUTests {
                     try await Task.sleep(for: .milliseconds(250))
                 }
                 #expect(size == "1372", "\(Self.names[index]) reports \(size)-byte datagrams")
-                print("netns: \(Self.names[index]) settled on \(size)-byte datagrams over the 1400-byte-MTU path")
+                print(
+                    "netns: \(Self.names[index]) settled on \(size)-byte datagrams over the 1400-byte-MTU path"
+                        + (dualStack ? " (ada on a dual-stack socket)" : ""))
             }
             for process in processes { process.closeInput() }
             for process in processes {

@@ -17,9 +17,16 @@ extension Connection {
     /// Records that a handshake message from the peer arrived on `route` and was answered or completed there: the
     /// route is validated (only the holder of the peer's key at that address could take part).
     mutating func adoptHandshakeRoute(_ route: Route) {
-        let changed = route != paths.current
+        let previous = paths.current
         paths.adoptHandshakeRoute(route)
-        if changed { routeChanged() }
+        guard route != previous else { return }
+        // Another network path (not just another port of one NAT): what Path MTU discovery learned says nothing
+        // about it.
+        if case .direct(let old) = previous, case .direct(let new) = route, old.addressBytes == new.addressBytes {
+        } else {
+            pathMTU.restart()
+        }
+        routeChanged()
     }
 
     /// Sets this endpoint's own addresses, offered to the peer while the connection is relayed.

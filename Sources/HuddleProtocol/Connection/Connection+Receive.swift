@@ -168,14 +168,16 @@ extension Connection {
     /// Re-queues the frames of lost packets; they go out in new packets under new packet numbers. A lost Path MTU
     /// probe is only news for ``PathMTUDiscovery``, which also sees whether larger datagrams are vanishing.
     mutating func retransmit(_ lost: [SentPacketTracker<SentFrames>.Packet], now: Instant) {
-        var lostAboveBase = false
+        var smallestLostAboveBase: Int?
         for packet in lost {
             if packet.isPathProbe {
                 if pathMTU.onLost(packetNumber: packet.packetNumber, now: now) { statistics.pathMTUProbesLost += 1 }
                 continue
             }
             statistics.packetsLost += 1
-            if packet.bytes > configuration.maxDatagramSize { lostAboveBase = true }
+            if packet.bytes > configuration.maxDatagramSize {
+                smallestLostAboveBase = min(smallestLostAboveBase ?? .max, packet.bytes)
+            }
             if packet.record.carriesMaxData { maxDataPending = true }
             if packet.record.carriesAddresses { addressesLost() }
             for index in 0..<packet.record.fragmentCount {
@@ -185,6 +187,8 @@ extension Connection {
                 }
             }
         }
-        if pathMTU.onLossEvent(lostAboveBase: lostAboveBase, now: now) { statistics.pathMTUBlackHoles += 1 }
+        if pathMTU.onLossEvent(smallestLostAboveBase: smallestLostAboveBase, now: now) {
+            statistics.pathMTUBlackHoles += 1
+        }
     }
 }

@@ -152,7 +152,9 @@ public struct Connection {
         self.configuration = configuration
         congestion = Self.makeCongestionController(id: id, peer: peer, configuration: configuration)
         pacer = Pacer(maxDatagramSize: configuration.maxDatagramSize)
-        pathMTU = PathMTUDiscovery(base: configuration.maxDatagramSize, ceiling: configuration.maxProbedDatagramSize)
+        pathMTU = PathMTUDiscovery(
+            base: configuration.maxDatagramSize,
+            ceiling: configuration.maxProbedDatagramSize ?? configuration.maxDatagramSize)
         // Both sides start with the whole reassembly budget as implicit credit, so no round trip is needed first.
         let initialWindow = UInt64(ProtocolLimits.maxReassemblyBytesPerConnection)
         peerMaxData = initialWindow
@@ -260,8 +262,10 @@ public struct Connection {
     /// Bytes the congestion controller currently allows in flight.
     public var congestionWindow: Int { congestion.congestionWindow }
     /// The largest datagram the current path is known to carry (Path MTU discovery; the base size until a larger
-    /// one is confirmed, and always on a relayed route).
-    public var pathDatagramSize: Int { paths.current.isRelayed ? configuration.maxDatagramSize : pathMTU.current }
+    /// one is confirmed, and always on a relayed or not yet validated route).
+    public var pathDatagramSize: Int {
+        paths.current.isRelayed || !paths.currentValidated ? configuration.maxDatagramSize : pathMTU.current
+    }
 
     /// Bytes in flight.
     public var bytesInFlight: Int { sentPackets.bytesInFlight }

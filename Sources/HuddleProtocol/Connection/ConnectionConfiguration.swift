@@ -16,11 +16,12 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// The UDP payload size every path is assumed to carry (1200 bytes, QUIC's safe minimum, by default): the
     /// size of handshake-time, relayed and probe-timeout packets, and the unit of congestion windows.
     public var maxDatagramSize: Int = 1200
-    /// The largest UDP payload Path MTU discovery may raise a direct path's datagrams to (``PathMTUDiscovery``):
-    /// ``WireLimits/maxDatagramSize`` (8972, a 9000-byte jumbo frame) by default. At or below ``maxDatagramSize``
-    /// nothing is probed. Only safe where the sender sets don't-fragment: the UDP transport lowers it to
-    /// ``maxDatagramSize`` where it cannot.
-    public var maxProbedDatagramSize: Int = WireLimits.maxDatagramSize
+    /// The largest UDP payload Path MTU discovery may raise a direct path's datagrams to (``PathMTUDiscovery``), at
+    /// most ``WireLimits/maxDatagramSize`` (8972, a 9000-byte jumbo frame). `nil` (the default) leaves it to the
+    /// transport: the UDP transport sets 8972 where it can set the don't-fragment bit and turns discovery off
+    /// elsewhere; the core alone never probes with `nil` (probing without don't-fragment would confirm sizes the
+    /// path only carries as IP fragments). At or below ``maxDatagramSize`` nothing is probed.
+    public var maxProbedDatagramSize: Int?
     /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``.
     public var idleTimeout: Duration = .seconds(30)
     /// After receiving without sending for this long, a connection sends a keepalive.

@@ -12,9 +12,12 @@
 /// ended below the ceiling starts again after ``ProtocolLimits/pathMTURaiseInterval``. With a large enough window the
 /// first probe tries the ceiling, so a path that carries it is found in one round trip.
 ///
-/// Black holes: a path that carried the confirmed size may stop doing so (a route change). After
-/// ``ProtocolLimits/pathMTUBlackHoleLossEvents`` loss events in a row that lost datagrams above the base size while
-/// none above it was acknowledged, the size drops back to the base and a new search starts below the failed size.
+/// Black holes: a path that carried the confirmed size may stop doing so (a route change). A loss event (the losses
+/// one ACK or one timeout declares) is suspicious when the smallest datagram above the base size it lost is larger
+/// than every datagram acknowledged since the previous loss event (quinn's rule: medium-sized datagrams getting
+/// through do not hide large ones vanishing). After ``ProtocolLimits/pathMTUBlackHoleLossEvents`` suspicious events
+/// in a row the size drops back to the base and the whole range is searched again (a false alarm then costs one
+/// probe; a real black hole three per size that no longer fits).
 /// Meanwhile probe-timeout packets are sent at the base size, so a connection whose large datagrams vanish keeps
 /// getting acknowledgements that declare them lost.
 ///
@@ -30,18 +33,16 @@ struct PathMTUDiscovery: Sendable {
     private(set) var isSearching: Bool
     /// The probe in flight, if any: its packet number and size.
     private(set) var probeInFlight: (packetNumber: UInt64, size: Int)?
-    /// The size the lost probes in ``probesLost`` tried.
-    private var attemptedSize: Int?
-    /// Probes of ``attemptedSize`` lost so far.
-    private var probesLost = 0
+    /// Probes lost so far in this search, per size (sizes the window alternates between keep their own counts).
+    private var probesLost: [Int: Int] = [:]
     /// The smallest size that failed in this search: sizes at or above it are not tried again.
     private var failedSize: Int
     /// When a finished search below the ceiling starts again.
     private var raiseAt: Instant?
-    /// Loss events in a row that lost datagrams above ``base`` (see the type's black-hole rule).
+    /// Suspicious loss events in a row (see the type's black-hole rule).
     private var suspiciousLossEvents = 0
-    /// Whether a datagram above ``base`` was acknowledged since the last loss event.
-    private var acknowledgedAboveBase = false
+    /// The largest datagram acknowledged since the last loss event.
+    private var largestAcknowledged = 0
     /// Times the path stopped carrying the confirmed size.
     private(set) var blackHoles = 0
 
@@ -64,6 +65,7 @@ struct PathMTUDiscovery: Sendable {
         if !isSearching, let raiseAt, now >= raiseAt {
             self.raiseAt = nil
             failedSize = ceiling + 1
+            probesLost.removeAll()
             isSearching = true
         }
         guard isSearching, probeInFlight == nil else { return nil }
@@ -73,20 +75,14 @@ struct PathMTUDiscovery: Sendable {
     /// A probe of `size` bytes went out as `packetNumber`.
     mutating func onProbeSent(packetNumber: UInt64, size: Int) {
         probeInFlight = (packetNumber, size)
-        if size != attemptedSize {
-            attemptedSize = size
-            probesLost = 0
-        }
     }
 
     /// Packet `packetNumber` of `bytes` bytes was acknowledged.
     mutating func onAcknowledged(packetNumber: UInt64, bytes: Int, now: Instant) {
-        if bytes > base { acknowledgedAboveBase = true }
+        largestAcknowledged = max(largestAcknowledged, bytes)
         guard let probe = probeInFlight, probe.packetNumber == packetNumber else { return }
         probeInFlight = nil
         current = max(current, probe.size)
-        attemptedSize = nil
-        probesLost = 0
         finishIfDecided(now: now)
     }
 
@@ -94,31 +90,33 @@ struct PathMTUDiscovery: Sendable {
     mutating func onLost(packetNumber: UInt64, now: Instant) -> Bool {
         guard let probe = probeInFlight, probe.packetNumber == packetNumber else { return false }
         probeInFlight = nil
-        probesLost += 1
-        if probesLost >= ProtocolLimits.pathMTUProbeAttempts {
+        probesLost[probe.size, default: 0] += 1
+        if probesLost[probe.size, default: 0] >= ProtocolLimits.pathMTUProbeAttempts {
             failedSize = min(failedSize, probe.size)
-            attemptedSize = nil
-            probesLost = 0
             finishIfDecided(now: now)
         }
         return true
     }
 
-    /// A loss event (one ACK's or one timeout's declared losses) is over: `lostAboveBase` tells whether it lost any
-    /// non-probe datagram larger than the base. Applies the black-hole rule; returns whether it found a black hole.
-    mutating func onLossEvent(lostAboveBase: Bool, now: Instant) -> Bool {
-        defer { acknowledgedAboveBase = false }
-        if acknowledgedAboveBase { suspiciousLossEvents = 0 }
-        guard lostAboveBase, !acknowledgedAboveBase, current > base else { return false }
+    /// A loss event (one ACK's or one timeout's declared losses) is over: `smallestLostAboveBase` is the smallest
+    /// non-probe datagram larger than the base it lost, if any. Applies the black-hole rule; returns whether it found
+    /// a black hole.
+    mutating func onLossEvent(smallestLostAboveBase: Int?, now: Instant) -> Bool {
+        defer { largestAcknowledged = 0 }
+        guard let lost = smallestLostAboveBase, current > base else { return false }
+        guard lost > largestAcknowledged else {
+            // A datagram at least as large got through since the last loss event: the path carries the size.
+            suspiciousLossEvents = 0
+            return false
+        }
         suspiciousLossEvents += 1
         guard suspiciousLossEvents >= ProtocolLimits.pathMTUBlackHoleLossEvents else { return false }
         blackHoles += 1
         suspiciousLossEvents = 0
-        failedSize = current
         current = base
+        failedSize = ceiling + 1
+        probesLost.removeAll()
         probeInFlight = nil
-        attemptedSize = nil
-        probesLost = 0
         raiseAt = nil
         isSearching = true
         finishIfDecided(now: now)

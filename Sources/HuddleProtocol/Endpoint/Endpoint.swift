@@ -229,7 +229,7 @@ public struct Endpoint {
     /// ``ConnectionConfiguration/maxDatagramSize`` plus the envelope also works: packets then stay at the base size.
     public var transmitBufferSize: Int {
         max(
-            configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize,
+            configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize ?? 0,
             HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength
     }
 
