@@ -150,7 +150,7 @@ struct MeshDemo {
         // Ben invites Dee; his ticket names Ben and Cy (not Ana, who left). Ben catches Dee up when she appears.
         let benTicket = try await benSession.makeInvitation(validFor: .seconds(600))
         let benMessenger = messengers["ben"]!
-        let catchUp = Task {
+        let catchUp = Task { [board] in
             for await change in benSession.participantChanges {
                 if case .joined(let newcomer) = change, newcomer.name == "dee" {
                     try await benMessenger.send(BoardState(strokes: board), to: .only([newcomer]))

@@ -97,7 +97,11 @@ struct ChatProcessTests {
         }
     }
 
-    @Test("A joiner killed with SIGKILL is reported unreachable by the others within 45 s", .timeLimit(.minutes(2)))
+    @Test(
+        "A joiner killed with SIGKILL is reported unreachable by the others within 45 s", .timeLimit(.minutes(2)),
+        .disabled(
+            if: ProcessInfo.processInfo.environment["HUDDLE_SANITIZER"] != nil,
+            "bound to wall-clock time, which a sanitizer's slowdown stretches"))
     func killedJoinerIsUnreachable() async throws {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }

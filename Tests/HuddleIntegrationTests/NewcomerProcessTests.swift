@@ -78,7 +78,11 @@ struct NewcomerProcessTests {
         #expect(try await again.waitForExit() == 0)
     }
 
-    @Test("Joining with the host's own identity file fails at once, naming the file and --identity (exit 2)")
+    @Test(
+        "Joining with the host's own identity file fails at once, naming the file and --identity (exit 2)",
+        .disabled(
+            if: ProcessInfo.processInfo.environment["HUDDLE_SANITIZER"] != nil,
+            "bound to wall-clock time (\"at once\": under 5 s), which a sanitizer's slowdown stretches"))
     func ownIdentityRefused() async throws {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }

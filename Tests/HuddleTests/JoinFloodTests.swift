@@ -75,7 +75,11 @@ struct JoinFloodTests {
         return sent
     }
 
-    @Test("S-flood: at 5,000 valid-mac1 initiations/s from 200 ports, a legitimate joiner still joins during the flood")
+    @Test(
+        "S-flood: at 5,000 valid-mac1 initiations/s from 200 ports, a legitimate joiner still joins during the flood",
+        .disabled(
+            if: ProcessInfo.processInfo.environment["HUDDLE_SANITIZER"] != nil,
+            "bound to wall-clock rates: a sanitizer's 5-15x slowdown makes the node itself the bottleneck"))
     func joinDuringFlood() async throws {
         let host = try await startNode("flooded", seed: 900)
         let joiner = try await startNode("legit", seed: 901)

@@ -124,7 +124,11 @@ struct MeshTests {
         print("mesh: \(count) nodes x \(perSender) messages delivered in \(clock.now - started)")
     }
 
-    @Test("A node that vanishes without leaving is reported unreachable by everyone within 45 s")
+    @Test(
+        "A node that vanishes without leaving is reported unreachable by everyone within 45 s",
+        .disabled(
+            if: ProcessInfo.processInfo.environment["HUDDLE_SANITIZER"] != nil,
+            "bound to wall-clock time: under a sanitizer's slowdown the 45 s include the slowed mesh setup"))
     func crashedNodeIsUnreachable() async throws {
         let (nodes, sessions) = try await Self.mesh(4, seedBase: 200, prefix: "c")
         do {
