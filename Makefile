@@ -43,7 +43,7 @@ unit-tests: deps
 ## The unit and loopback suites under ThreadSanitizer, then AddressSanitizer, each in its own build folder
 ## (.build-tsan, .build-asan). Not in `make test`: each builds everything again and runs the suites several times
 ## slower (about 10 minutes each on 2 cores).
-## HUDDLE_SANITIZER skips the tests bound to wall-clock time (README, "Tests"); the TSan
+## HUDDLE_SANITIZER stretches the tests' wall-clock bounds (TestTiming; README, "Tests"); the TSan
 ## and ASan suppressions (false positives only, each explained) are in scripts/{tsan,asan}-suppressions.txt. Leak
 ## detection is off: it reports process-lifetime singletons (SwiftNIO's blocking pool) of every `huddle` the CLI
 ## tests start, on their standard error, at exit.

@@ -121,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleTests",
-            dependencies: ["Huddle", "HuddleTransport"]
+            dependencies: ["Huddle", "HuddleTransport", "HuddleCLITestSupport"]
         ),
         // Drives `huddle` processes through pipes for the multi-process tests below. It only launches the executable
         // (found next to the test bundle), so it depends on no Huddle module.

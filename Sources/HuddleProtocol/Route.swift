@@ -22,6 +22,14 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether `other` is another network path than this one: a relay on either side, or another IP address. Only
+    /// the port differing (a NAT rebinding) is the same path: what was learned about it (congestion state, the path
+    /// MTU) still holds.
+    func isAnotherPath(than other: Route) -> Bool {
+        guard case .direct(let mine) = self, case .direct(let theirs) = other else { return true }
+        return mine.addressBytes != theirs.addressBytes
+    }
+
     /// The bytes a cookie binds to: the address, and for a relayed route also the peer key the relay vouched for.
     var canonicalBytes: [UInt8] {
         switch self {

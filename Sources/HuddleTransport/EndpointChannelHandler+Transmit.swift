@@ -63,9 +63,7 @@ extension EndpointChannelHandler {
             }
             // A Path MTU probe is a plain write of its own (the kernel checks it against the route's MTU, and the
             // don't-fragment bit applies to it alone), and nothing may join its run.
-            var run = TransmitRun(destination: destination, start: start, length: length)
-            if alone { run.isSealed = true }
-            runs.append(run)
+            runs.append(TransmitRun(destination: destination, start: start, length: length, sealed: alone))
         }
         return produced
     }

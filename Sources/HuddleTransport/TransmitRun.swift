@@ -16,13 +16,14 @@ struct TransmitRun {
     /// Set once a shorter datagram ended the run (GSO allows only the last segment to be short).
     var isSealed = false
 
-    /// A run holding one datagram.
-    init(destination: NetworkAddress, start: Int, length: Int) {
+    /// A run holding one datagram; a `sealed` one takes no other (a Path MTU probe goes out alone).
+    init(destination: NetworkAddress, start: Int, length: Int, sealed: Bool = false) {
         self.destination = destination
         self.start = start
         self.segmentSize = length
         self.length = length
         self.count = 1
+        self.isSealed = sealed
     }
 
     /// Appends a datagram of `size` bytes to `destination` if it can share this run's write.

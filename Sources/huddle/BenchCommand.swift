@@ -37,12 +37,7 @@ struct BenchNodeOptions: ParsableArguments {
     @Option(help: "Congestion controller: bbr (default), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: ArgumentHelp(
-            "Search each direct path for the largest datagram it carries (Path MTU discovery, up to 8972 bytes).",
-            discussion: "With --no-path-mtu-discovery every datagram stays at 1200 bytes."))
-    var pathMTUDiscovery = true
+    @OptionGroup var pathMTU: PathMTUOption
 
     @Flag(
         help: ArgumentHelp(
@@ -65,7 +60,7 @@ struct BenchNodeOptions: ParsableArguments {
         var configuration = HuddleNode.Configuration(
             identity: Identity(using: &random), name: name, host: host, port: port, logger: logger)
         configuration.congestionControl = congestion
-        configuration.transport.pathMTUDiscovery = pathMTUDiscovery
+        pathMTU.apply(to: &configuration)
         return try await HuddleNode.start(configuration)
     }
 }

@@ -57,12 +57,7 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: ArgumentHelp(
-            "Search each direct path for the largest datagram it carries (Path MTU discovery, up to 8972 bytes).",
-            discussion: "With --no-path-mtu-discovery every datagram stays at 1200 bytes."))
-    var pathMTUDiscovery = true
+    @OptionGroup var pathMTU: PathMTUOption
 
     @Option(help: "Diagnostics level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
@@ -181,7 +176,7 @@ struct NodeOptions: ParsableArguments {
         configuration.advertisedAddresses = advertised
         configuration.relays = try relayAddresses()
         configuration.congestionControl = congestion
-        configuration.transport.pathMTUDiscovery = pathMTUDiscovery
+        pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)
     }

@@ -176,20 +176,23 @@ struct HandshakeVectorTests {
         #expect(bobAuthenticator.hasValidMac1(resent.datagram, mac1Offset: HandshakeInitiation.mac1Offset))
     }
 
+    /// One side of a handshake for ``HandshakeRun``: `staticPrivate`, and the ephemeral key and sender index that
+    /// `vector` gives for `role` ("initiator" or "responder").
+    static func party(_ role: String, staticPrivate: JSON, in vector: JSON) throws -> JSON {
+        [
+            "static_private": staticPrivate, "ephemeral_private": try vector.value("\(role)_ephemeral_private"),
+            "sender_index": try vector.value("\(role)_sender_index"),
+        ]
+    }
+
     @Test("A rekey: the resumption index in message 1, packet numbers continuing under the new keys")
     func rekey() throws {
         let vector = try VectorFile.load(Self.file)("rekey_handshake")
         let member = try VectorFile.load(Self.file)("member_handshake")
-        let initiator: JSON = [
-            "static_private": try member.value("initiator").value("static_private"),
-            "ephemeral_private": try vector.value("initiator_ephemeral_private"),
-            "sender_index": try vector.value("initiator_sender_index"),
-        ]
-        let responder: JSON = [
-            "static_private": try member.value("responder").value("static_private"),
-            "ephemeral_private": try vector.value("responder_ephemeral_private"),
-            "sender_index": try vector.value("responder_sender_index"),
-        ]
+        let initiator = try Self.party(
+            "initiator", staticPrivate: try member.value("initiator").value("static_private"), in: vector)
+        let responder = try Self.party(
+            "responder", staticPrivate: try member.value("responder").value("static_private"), in: vector)
         // Same credentials as the member handshake (the vector does not repeat them).
         let credentials: JSON = [
             "psk": try member.value("psk"), "mac_secret": try member.value("mac_secret"),
@@ -216,16 +219,10 @@ struct HandshakeVectorTests {
         let invitation = try VectorFile.load("kdf")("invitation_credentials")
         #expect(try vector.string("psk") == invitation.string("psk"))
         #expect(try vector.string("mac_secret") == invitation.string("mac_secret"))
-        let initiator: JSON = [
-            "static_private": try vector.value("initiator_static_private"),
-            "ephemeral_private": try vector.value("initiator_ephemeral_private"),
-            "sender_index": try vector.value("initiator_sender_index"),
-        ]
-        let responder: JSON = [
-            "static_private": try member.value("responder").value("static_private"),
-            "ephemeral_private": try vector.value("responder_ephemeral_private"),
-            "sender_index": try vector.value("responder_sender_index"),
-        ]
+        let initiator = try Self.party(
+            "initiator", staticPrivate: try vector.value("initiator_static_private"), in: vector)
+        let responder = try Self.party(
+            "responder", staticPrivate: try member.value("responder").value("static_private"), in: vector)
         let run = try HandshakeRun(vector: vector, initiator: initiator, responder: responder)
         #expect(try hexString(run.initiatorStatic.publicKey.bytes) == vector.string("initiator_static_key"))
         #expect(run.received.initiatorStatic == run.initiatorStatic.publicKey)

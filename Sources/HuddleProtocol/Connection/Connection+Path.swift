@@ -20,12 +20,8 @@ extension Connection {
         let previous = paths.current
         paths.adoptHandshakeRoute(route)
         guard route != previous else { return }
-        // Another network path (not just another port of one NAT): what Path MTU discovery learned says nothing
-        // about it.
-        if case .direct(let old) = previous, case .direct(let new) = route, old.addressBytes == new.addressBytes {
-        } else {
-            pathMTU.restart()
-        }
+        // What Path MTU discovery learned says nothing about another network path.
+        if route.isAnotherPath(than: previous) { pathMTU.restart() }
         routeChanged()
     }
 

@@ -45,8 +45,7 @@ extension Connection {
         var datagramSize = min(packetSize, buffer.count)
         // Windows and the pacer's bucket are sized in base datagrams: a window under four large datagrams (early on,
         // or after a collapse) sends base-size ones, so a large path size can never leave a small window unable to
-        // send a single packet.
-        // Nor does a packet wait for a large datagram's room in the window: it goes at the base size.
+        // send a single packet; nor does a packet wait for a large datagram's room in the window.
         if datagramSize > configuration.maxDatagramSize,
             congestion.congestionWindow < ProtocolLimits.largeDatagramWindowMultiple * datagramSize
                 || sentPackets.bytesInFlight + datagramSize > congestion.congestionWindow

@@ -92,11 +92,7 @@ struct PathSet {
     /// the amplification factor until the peer answers. Returns whether the peer's IP address changed (not just its
     /// port, as a NAT rebinding does): the congestion state then starts over.
     mutating func migrate(to route: Route, receivedBytes: Int, now: Instant) -> Bool {
-        let addressChanged: Bool
-        switch (current, route) {
-        case (.direct(let old), .direct(let new)): addressChanged = old.addressBytes != new.addressBytes
-        default: addressChanged = true
-        }
+        let addressChanged = route.isAnotherPath(than: current)
         if currentValidated { fallback = current }
         current = route
         if route.isRelayed { knownRelay = route }
