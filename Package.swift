@@ -58,6 +58,7 @@ let package = Package(
             dependencies: [
                 "HuddleProtocol",
                 "HuddleCrypto",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),

@@ -15,15 +15,21 @@ struct SessionCores: Sendable {
     }
 
     var session: SessionCore
+    /// The journal, whose store actions ``storeWorker`` applies off the event loop.
     var journal: JournalCore<FileChunkStore>
+    let storeWorker: ChunkStoreWorker
     /// Which of the engine's sessions these cores run (outputs of an earlier one are not dispatched).
     let generation: Int
     /// When the session core's pending schedules get set up (see ``nextDeadline(now:unixNow:)``).
     var schedulingCheckAt: Instant?
 
-    init(membership: SessionMembership, local: X25519PublicKey, store: FileChunkStore, generation: Int) {
+    init(
+        membership: SessionMembership, local: X25519PublicKey, store: FileChunkStore, storeWorker: ChunkStoreWorker,
+        generation: Int
+    ) {
         session = SessionCore(membership: membership)
-        journal = JournalCore(local: local, store: store)
+        journal = JournalCore(local: local, store: store, defersStoreActions: true)
+        self.storeWorker = storeWorker
         self.generation = generation
     }
 
@@ -75,8 +81,15 @@ struct SessionCores: Sendable {
         }
     }
 
+    /// Takes back results of the store actions ``storeWorker`` applied, in order.
+    mutating func completeStoreActions(_ completions: [JournalStoreCompletion], endpoint: inout Endpoint, now: Instant)
+    {
+        for completion in completions { journal.complete(completion, endpoint: &endpoint, now: now) }
+    }
+
     /// Collects every pending event: session events go through the journal first. Delivery confirmations are
-    /// dropped here (nothing off the event loop uses them, and a fast sender gets one per message).
+    /// dropped here (nothing off the event loop uses them, and a fast sender gets one per message). The journal's
+    /// store actions go to ``storeWorker``.
     mutating func drain(endpoint: inout Endpoint, now: Instant) -> Output {
         var output = Output()
         while let event = session.pollEvent() {
@@ -85,6 +98,19 @@ struct SessionCores: Sendable {
             output.sessionEvents.append(passed)
         }
         while let event = journal.pollEvent() { output.journalEvents.append(event) }
+        submitStoreActions()
         return output
+    }
+
+    /// Hands the journal's deferred store actions to ``storeWorker``, each with its attachment's verifier.
+    private mutating func submitStoreActions() {
+        guard var action = journal.pollStoreAction() else { return }
+        var jobs: [ChunkStoreWorker.Job] = []
+        while true {
+            jobs.append(ChunkStoreWorker.Job(action: action, verifier: journal.verifier(for: action)))
+            guard let next = journal.pollStoreAction() else { break }
+            action = next
+        }
+        storeWorker.submit(jobs)
     }
 }

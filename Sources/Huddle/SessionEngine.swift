@@ -21,10 +21,10 @@ struct ReceivedMessage: Sendable {
 /// The cores live in a lock-protected box that is only touched on the event loop, together with the endpoint they
 /// drive: inside ``UDPEndpointDriver/perform(_:)`` for local operations, and in the event handler the engine installs
 /// with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through
-/// them where they arrive and passes the output to the actor through an ``EventInbox``. The journal's store
-/// operations run there too: a 64 KiB write or read of the page cache takes tens of microseconds, less than the
-/// handling of the datagrams that carried the chunk. File work that grows with an attachment's size (adding,
-/// loading, saving) runs on NIO's blocking-I/O thread pool instead.
+/// them where they arrive and passes the output to the actor through an ``EventInbox``. No file I/O runs on the loop:
+/// the journal's chunk writes, reads and resume scans go to a ``ChunkStoreWorker`` on NIO's blocking-I/O thread
+/// pool, whose results come back through the cores like endpoint events; adding, loading and saving a whole
+/// attachment run on that pool too.
 actor SessionEngine {
     /// The engine runs on the transport's event loop: dispatching the cores' output and calling into the endpoint
     /// (``UDPEndpointDriver/perform(_:)``) then take no thread switch, and a subscriber that prefers the loop
@@ -132,14 +132,16 @@ actor SessionEngine {
         let inbox = self.inbox
         let limit = Self.eventBatchLimit
         try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) { events, endpoint, now in
-            let batch = core.withLockedValue { box -> EventInbox.Batch? in
+            let (batch, storeAdmits) = core.withLockedValue { box -> (EventInbox.Batch?, Bool) in
                 // No session: events are dropped, as nothing could use them.
-                guard box != nil else { return nil }
+                guard box != nil else { return (nil, true) }
                 for event in events { box!.handle(event, endpoint: &endpoint, now: now) }
-                return EventInbox.Batch(generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
+                let output = box!.drain(endpoint: &endpoint, now: now)
+                return (EventInbox.Batch(generation: box!.generation, output: output), box!.storeWorker.admitsInput())
             }
-            guard let batch, !batch.output.isEmpty else { return true }
-            return inbox.push(batch)
+            // Both a slow app (the inbox) and a slow disk (the store worker's backlog) stop the input.
+            guard let batch, !batch.output.isEmpty else { return storeAdmits }
+            return inbox.push(batch) && storeAdmits
         }
         // The preference matters where the task waits: a continuation resumed by the event loop (the inbox's) resumes
         // its task on the generic executor before the task hops back to the actor, and with the preference that is
@@ -207,10 +209,12 @@ actor SessionEngine {
         generation += 1
         let generation = self.generation
         let core = self.core
+        let storeWorker = makeStoreWorker(store: store, generation: generation)
         let output = try await driver.perform { endpoint, now in
             core.withLockedValue { box -> SessionCores.Output in
                 var cores = SessionCores(
-                    membership: membership, local: endpoint.staticKey, store: store, generation: generation)
+                    membership: membership, local: endpoint.staticKey, store: store, storeWorker: storeWorker,
+                    generation: generation)
                 cores.session.flush(&endpoint, now: now)
                 body(&cores, &endpoint, now)
                 let output = cores.drain(endpoint: &endpoint, now: now)
@@ -219,6 +223,28 @@ actor SessionEngine {
             }
         }
         await dispatch(output)
+    }
+
+    /// The worker that applies session `generation`'s store actions off the event loop; its results go through the
+    /// cores on the loop, and their output to ``inbox`` like that of endpoint events.
+    private func makeStoreWorker(store: FileChunkStore, generation: Int) -> ChunkStoreWorker {
+        let core = self.core
+        let inbox = self.inbox
+        let driver = self.driver
+        return ChunkStoreWorker(
+            store: store,
+            handBack: { completions in
+                driver.execute { endpoint, now in
+                    let batch = core.withLockedValue { box -> EventInbox.Batch? in
+                        guard box != nil, box!.generation == generation else { return nil }
+                        box!.completeStoreActions(completions, endpoint: &endpoint, now: now)
+                        return EventInbox.Batch(
+                            generation: generation, output: box!.drain(endpoint: &endpoint, now: now))
+                    }
+                    if let batch, !batch.output.isEmpty { _ = inbox.push(batch) }
+                }
+            },
+            resumeInput: { driver.resumeEvents() })
     }
 
     private func waitForJoin(_ context: SessionContext) async throws {
@@ -318,9 +344,10 @@ actor SessionEngine {
     /// Forgets the session: closes its connections (when asked), removes its peers and admissions.
     private func teardown(closing: Bool) async {
         let core = self.core
-        _ = try? await driver.perform { endpoint, now in
-            core.withLockedValue { box in
-                guard let session = box?.session else { return }
+        let storeWorker = try? await driver.perform { endpoint, now in
+            core.withLockedValue { box -> ChunkStoreWorker? in
+                guard let session = box?.session else { return nil }
+                defer { box = nil }
                 // Close first: removing a peer closes its connection too, with a reason that says less.
                 if closing {
                     for id in endpoint.connectionIDs {
@@ -332,9 +359,11 @@ actor SessionEngine {
                 }
                 for grant in session.membership.openInvitations { endpoint.removeAdmission(grant.id) }
                 if let id = session.membership.sessionAdmission { endpoint.removeAdmission(id) }
-                box = nil
+                return box?.storeWorker
             }
         }
+        // No write may land after the directory is removed below.
+        await storeWorker?.close()
         for subscription in subscriptions.values { subscription.queue.finish() }
         subscriptions.removeAll()
         unclaimed.removeAll()

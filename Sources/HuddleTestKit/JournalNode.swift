@@ -1,3 +1,4 @@
+import DequeModule
 import HuddleCrypto
 @_spi(Testing) import HuddleProtocol
 import HuddleWire
@@ -20,12 +21,23 @@ public struct JournalNode: SessionMemberNode {
     public private(set) var progressEvents = 0
     /// The latest time the node saw.
     public private(set) var now = Instant.zero
+    /// How long each store action takes on a slow disk; `nil`: the store is applied at once, inside the journal core.
+    public let storeLatency: Duration?
+    /// Deferred store actions (``JournalCore/defersStoreActions``), applied one after another like the file worker
+    /// does, each ``storeLatency`` after the one before it (or after it was queued).
+    private var storeLine = Deque<(due: Instant, action: JournalAction, verifier: ChunkVerifier?)>()
 
-    /// A node around `endpoint` whose journal keeps chunks in `store` (a restarted node passes its old store).
-    public init(endpoint: Endpoint, store: InMemoryChunkStore = InMemoryChunkStore()) {
+    /// A node around `endpoint` whose journal keeps chunks in `store` (a restarted node passes its old store). With
+    /// `storeLatency`, store actions are deferred and each takes that long, one after another (a slow disk behind
+    /// the production engine's off-loop store worker); a node that restarts loses the writes not yet applied.
+    public init(endpoint: Endpoint, store: InMemoryChunkStore = InMemoryChunkStore(), storeLatency: Duration? = nil) {
         self.endpoint = endpoint
-        journal = JournalCore(local: endpoint.staticKey, store: store)
+        self.storeLatency = storeLatency
+        journal = JournalCore(local: endpoint.staticKey, store: store, defersStoreActions: storeLatency != nil)
     }
+
+    /// Store actions queued and not applied yet.
+    public var pendingStoreActions: Int { storeLine.count }
 
     /// Starts (or joins) the session `membership` describes.
     public mutating func start(_ membership: SessionMembership, now: Instant) {
@@ -108,6 +120,12 @@ public struct JournalNode: SessionMemberNode {
         if let deadline = journal.nextDeadline, deadline <= now {
             journal.handleTimeout(endpoint: &endpoint, now: now)
         }
+        while let first = storeLine.first, first.due <= now {
+            storeLine.removeFirst()
+            if let completion = journal.store.apply(first.action, verifier: first.verifier) {
+                journal.complete(completion, endpoint: &endpoint, now: now)
+            }
+        }
         drain(now: now)
     }
 
@@ -117,7 +135,7 @@ public struct JournalNode: SessionMemberNode {
     }
 
     public var nextDeadline: Instant? {
-        [endpoint.nextDeadline, journal.nextDeadline, core?.nextDeadline].compactMap { $0 }.min()
+        [endpoint.nextDeadline, journal.nextDeadline, core?.nextDeadline, storeLine.first?.due].compactMap { $0 }.min()
     }
 
     private mutating func drain(now: Instant) {
@@ -132,6 +150,12 @@ public struct JournalNode: SessionMemberNode {
                 if let passed = journal.handle(event, endpoint: &endpoint, now: now) { events.append((now, passed)) }
             } else {
                 break
+            }
+        }
+        if let storeLatency {
+            while let action = journal.pollStoreAction() {
+                let start = max(storeLine.last?.due ?? now, now)
+                storeLine.append((start + storeLatency, action, journal.verifier(for: action)))
             }
         }
         while let event = journal.pollEvent() {

@@ -26,9 +26,14 @@ public struct TestSession {
         identities.indices.map { SessionNode(endpoint: endpoint($0, configuration: configuration)) }
     }
 
-    /// Nodes with a journal, each with an endpoint that knows no peers and an empty chunk store.
-    public func journalNodes(configuration: ConnectionConfiguration = ConnectionConfiguration()) -> [JournalNode] {
-        identities.indices.map { JournalNode(endpoint: endpoint($0, configuration: configuration)) }
+    /// Nodes with a journal, each with an endpoint that knows no peers and an empty chunk store (taking
+    /// `storeLatency` per store action, see ``JournalNode/init(endpoint:store:storeLatency:)``).
+    public func journalNodes(
+        configuration: ConnectionConfiguration = ConnectionConfiguration(), storeLatency: Duration? = nil
+    ) -> [JournalNode] {
+        identities.indices.map {
+            JournalNode(endpoint: endpoint($0, configuration: configuration), storeLatency: storeLatency)
+        }
     }
 
     /// A fresh endpoint for node `index` (a restarted node gets one too: same identity, new state). `incarnation`

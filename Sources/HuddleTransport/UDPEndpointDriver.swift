@@ -261,6 +261,14 @@ public final class UDPEndpointDriver: Sendable {
         return try await handler.eventLoop.submit { try Self.run(body, on: handler) }.get()
     }
 
+    /// Runs `body` on the event loop like ``perform(_:)`` (followed by the same flush and re-arm), without waiting
+    /// for it: for a thread that must not block, such as a file worker handing its results back. Dropped after
+    /// ``close()``.
+    public func execute(_ body: @escaping @Sendable (inout Endpoint, Instant) -> Void) {
+        let handler = self.handler
+        handler.eventLoop.execute { _ = try? Self.run(body, on: handler) }
+    }
+
     /// ``perform(_:)``'s body on the loop: refused after ``close()``, then followed by the flush and re-arm every
     /// input gets.
     private static func run<Result>(

@@ -148,9 +148,11 @@ struct AttachmentProcessTests {
         let id = try #require(try await host.waitForEvent("attachment-shared", within: 60)["id"])
         let authorHash = try #require(try await host.waitForEvent("attachment-complete", ["id": id])["blake2b"])
 
-        // Kill ada (no departure, files stay) once it verified at least 20 % and before it is done.
-        let progress = try await ada.waitForEvent("20 % verified", within: 120) { event in
-            event.name == "attachment-progress" && (Int(event["verified"] ?? "") ?? 0) >= size / 5
+        // Kill ada (no departure, files stay) at its first progress report (every 250 ms), before it is done: with
+        // the store off the event loop even a debug build moves 100 MiB in about 3 s, so waiting for a larger share
+        // lost the race against completion on a loaded machine.
+        let progress = try await ada.waitForEvent("some chunks verified", within: 120) { event in
+            event.name == "attachment-progress" && (Int(event["verified"] ?? "") ?? 0) > 0
         }
         ada.signal(SIGKILL)
         _ = try await ada.waitForExit(within: 10)

@@ -12,10 +12,13 @@ import Testing
 struct JournalTransferTests {
     /// Node 0 starts a session; nodes 1..<count join through it; returns once the mesh is complete.
     static func mesh(
-        count: Int, seed: UInt64, link: LinkConditions = LinkConditions(latency: .milliseconds(10)), joining: Int? = nil
+        count: Int, seed: UInt64, link: LinkConditions = LinkConditions(latency: .milliseconds(10)),
+        joining: Int? = nil,
+        storeLatency: Duration? = nil
     ) throws -> (net: SimulatedNetwork<JournalNode>, session: TestSession, grant: InvitationGrant) {
         var session = TestSession(count: count, seed: seed)
-        var net = SimulatedNetwork(seed: seed, nodes: session.journalNodes(), conditions: link)
+        var net = SimulatedNetwork(
+            seed: seed, nodes: session.journalNodes(storeLatency: storeLatency), conditions: link)
         let founding = session.founding(0, address: net.address(of: 0))
         let grant = session.invitation()
         try net.withNode(0) { node in
@@ -240,6 +243,40 @@ struct JournalTransferTests {
         #expect(restarted, "verified \(node.journal.state.verifiedBytes(id)), active \(node.activeKeys.count)")
         #expect(Self.identical(net, id, on: 4, data))
         #expect(node.journal.state.chunksVerified == chunks - kept.count + 1, "kept \(kept.count) of \(chunks)")
+    }
+
+    /// The production engine applies store actions on a worker thread (``JournalCore/defersStoreActions``); here each
+    /// takes 2 ms of simulated time, one after another, so writes fall behind the network (a 64 KiB chunk arrives
+    /// about every 0.5 ms on these links) and reads for other members wait behind them.
+    @Test("A slow disk: chunks written off the loop, complete reported only once every chunk is stored, reads served")
+    func slowDisk() throws {
+        var (net, session, _) = try Self.mesh(
+            count: 4, seed: 91, link: LinkConditions(latency: .milliseconds(5)), storeLatency: .milliseconds(2))
+        let data = Self.content(4 * 1024 * 1024 + 777, seed: 9)
+        let id = Self.id(9)
+        try Self.share(data, id: id, on: 0, in: &net, session: session)
+        var reported: Set<Int> = []
+        while reported.count < 3 {
+            let progressed = try net.run(
+                until: { net in
+                    (1..<4).contains { !reported.contains($0) && net.node($0)!.completion(of: id) != nil }
+                }, timeout: .seconds(60))
+            try #require(progressed, "only \(reported.sorted()) reported complete")
+            for index in 1..<4 where !reported.contains(index) && net.node(index)!.completion(of: id) != nil {
+                // At the moment the event is recorded, every chunk must already be in the store.
+                let stored = Self.identical(net, id, on: index, data)
+                #expect(stored, "node \(index) reported complete before every chunk was stored")
+                reported.insert(index)
+            }
+        }
+        // The late holders fetched from the early ones too: their reads went through the same slow line.
+        let served = (1..<4).map { net.node($0)!.journal.state.chunksServed }.reduce(0, +)
+        #expect(served > 0, "no member served chunks to another")
+        try net.run(for: .seconds(1))
+        for index in 1..<4 {
+            let outstanding = net.node(index)!.journal.outstandingStoreActions
+            #expect(outstanding == 0, "node \(index)")
+        }
     }
 
     @Test("T1/F8: a manifest for 100 MiB + 1 is refused by the author's API and, from a peer, before allocation")

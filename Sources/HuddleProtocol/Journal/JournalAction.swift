@@ -2,8 +2,10 @@ import HuddleCrypto
 import HuddleWire
 
 /// What a ``JournalState`` asks its driver to do, in order. Store actions go to the driver's
-/// ``JournalChunkStore``; the driver answers reads and scans with ``JournalState/chunkRead(_:index:bytes:for:now:)``,
-/// ``JournalState/storedChunk(_:index:bytes:)`` and ``JournalState/storeScanned(_:now:)``.
+/// ``JournalChunkStore``; the driver answers reads and scans with ``JournalState/chunkRead(_:index:bytes:for:now:verified:)``,
+/// ``JournalState/storedChunk(_:index:bytes:)`` (or ``JournalState/storedVerifiedChunks(_:indices:)``) and
+/// ``JournalState/storeScanned(_:now:)``. ``JournalCore`` does this itself (``JournalChunkStore/apply(_:verifier:)``),
+/// at once or, deferred, through ``JournalStoreCompletion``s.
 public enum JournalAction: Sendable {
     /// Send `bytes` (an encoded ``JournalMessage``) reliably on `channel` to `peer`.
     case send([UInt8], channel: ChannelID, to: X25519PublicKey)

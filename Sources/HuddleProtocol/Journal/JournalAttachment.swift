@@ -88,8 +88,12 @@ struct JournalAttachment: Sendable {
 
     /// Whether `bytes` is chunk `index`: the right length and the right leaf hash.
     func verify(_ bytes: [UInt8], index: Int) -> Bool {
-        guard leaves != nil, bytes.count == chunkLength(index) else { return false }
-        return ConstantTime.equals(MerkleTree.leafHash(bytes), leaf(index))
+        verifier?.verify(bytes, index: index) ?? false
+    }
+
+    /// What checks this attachment's chunks, once the leaf list is known.
+    var verifier: ChunkVerifier? {
+        leaves.map { ChunkVerifier(leaves: $0, size: manifest.size) }
     }
 
     /// Adds `peer`'s chunks to the availability counts (or removes them with `sign` -1).

@@ -6,21 +6,76 @@ import HuddleWire
 /// every ``SessionEvent`` (it consumes participant changes and journal messages, and hands back the rest), call
 /// ``handleTimeout(endpoint:now:)`` at ``nextDeadline``. Journal messages from a member that break the protocol
 /// close that member's connection with a protocol violation.
+///
+/// Store actions are applied to ``store`` where they arise, or, with ``defersStoreActions``, handed to the driver
+/// (``pollStoreAction()``), which applies them elsewhere (a file store off the event loop) one after another and
+/// reports each back with ``complete(_:endpoint:now:)``. Deferred, an event for the application that arises while
+/// store actions are outstanding waits in the same line, so that an attachment is reported complete only after its
+/// last chunk is written.
 public struct JournalCore<Store: JournalChunkStore> {
     /// The journal state.
     public private(set) var state: JournalState
-    /// The chunk store.
+    /// The chunk store, which the core calls itself unless ``defersStoreActions``; a deferring driver applies the
+    /// actions to it (or a copy of it).
     public var store: Store
+    /// Whether store actions go to the driver (``pollStoreAction()``) instead of to ``store``.
+    public let defersStoreActions: Bool
     /// Journal messages refused (their connection was closed with a protocol violation).
     public private(set) var violations = 0
     var events = Deque<JournalEvent>()
+    /// Deferred store actions (and the events behind them) the driver has not taken yet.
+    var storeActions = Deque<JournalAction>()
+    /// Deferred actions handed out (or waiting to be) and not completed yet.
+    public private(set) var outstandingStoreActions = 0
     /// Test hook: rewrites every outgoing CHUNK message (to simulate a holder that serves corrupted data).
     @_spi(Testing) public var chunkTamper: (@Sendable ([UInt8]) -> [UInt8])?
 
-    /// A journal for the node with Noise static key `local`, keeping chunks in `store`.
-    public init(local: X25519PublicKey, store: Store) {
+    /// A journal for the node with Noise static key `local`, keeping chunks in `store`; with `defersStoreActions`,
+    /// the driver applies the store actions (``pollStoreAction()``).
+    public init(local: X25519PublicKey, store: Store, defersStoreActions: Bool = false) {
         state = JournalState(local: local)
         self.store = store
+        self.defersStoreActions = defersStoreActions
+    }
+
+    /// The next deferred store action for the driver to apply, in order, then to report with
+    /// ``complete(_:endpoint:now:)``; `nil` when none waits (always `nil` unless ``defersStoreActions``).
+    /// ``JournalAction/event(_:)`` here is an event that waited behind store actions: report it back as
+    /// ``JournalStoreCompletion/event(_:)`` when the actions before it are done.
+    public mutating func pollStoreAction() -> JournalAction? { storeActions.popFirst() }
+
+    /// Takes back one deferred action the driver applied, in the order they were polled, then applies what follows
+    /// from it.
+    public mutating func complete(_ completion: JournalStoreCompletion, endpoint: inout Endpoint, now: Instant) {
+        outstandingStoreActions -= 1
+        take(completion, now: now)
+        flush(&endpoint, now: now)
+    }
+
+    /// The verifier a store action needs (reads and scans check what they find), taken when the action is applied
+    /// or polled: the attachment's ``ChunkVerifier``, or `nil` for other actions or an attachment without leaves.
+    public func verifier(for action: JournalAction) -> ChunkVerifier? {
+        switch action {
+        case .readChunk(let id, _, _), .scanStore(let id): state.chunkVerifier(id)
+        default: nil
+        }
+    }
+
+    /// Hands a store action's result to the state.
+    private mutating func take(_ completion: JournalStoreCompletion, now: Instant) {
+        switch completion {
+        case .written(let id, _, let failure):
+            if let failure { state.storeFailed(id, error: failure, now: now) }
+        case .read(let id, let index, let bytes, let peer):
+            state.chunkRead(id, index: index, bytes: bytes, for: peer, now: now, verified: true)
+        case .scanned(let id, let verified):
+            state.storedVerifiedChunks(id, indices: verified)
+            state.storeScanned(id, now: now)
+        case .deleted:
+            break
+        case .event(let event):
+            events.append(event)
+        }
     }
 
     /// The next journal event for the application, or `nil`.
@@ -76,7 +131,8 @@ public struct JournalCore<Store: JournalChunkStore> {
         return result
     }
 
-    /// Applies every pending action: sends to `endpoint`, store operations to ``store``.
+    /// Applies every pending action: sends to `endpoint`, store actions to ``store`` (or, with
+    /// ``defersStoreActions``, to the driver's line).
     public mutating func flush(_ endpoint: inout Endpoint, now: Instant) {
         while let action = state.pollAction() {
             switch action {
@@ -85,28 +141,27 @@ public struct JournalCore<Store: JournalChunkStore> {
                 let bytes = channel == JournalMessage.bulkChannel ? chunkTamper?(bytes) ?? bytes : bytes
                 // A full queue means the peer stopped reading: the requester's timeout asks someone else.
                 _ = try? endpoint.send(bytes, on: channel, to: id)
-            case .writeChunk(let id, let index, let bytes):
-                do {
-                    try store.write(id, index: index, bytes: bytes)
-                } catch let error as JournalStoreError {
-                    state.storeFailed(id, error: error, now: now)
-                } catch {
-                    state.storeFailed(id, error: .failed("\(error)"), now: now)
-                }
-            case .readChunk(let id, let index, let peer):
-                state.chunkRead(id, index: index, bytes: store.read(id, index: index), for: peer, now: now)
-            case .scanStore(let id):
-                // One chunk at a time: the scan never holds more than a chunk in memory.
-                for index in store.storedIndices(id) {
-                    if let bytes = store.read(id, index: index) { state.storedChunk(id, index: index, bytes: bytes) }
-                }
-                state.storeScanned(id, now: now)
-            case .deleteAttachment(let id):
-                store.delete(id)
+            case .writeChunk, .readChunk, .scanStore, .deleteAttachment:
+                applyToStore(action, now: now)
             case .event(let event):
-                events.append(event)
+                if defersStoreActions && outstandingStoreActions > 0 {
+                    storeActions.append(action)
+                    outstandingStoreActions += 1
+                } else {
+                    events.append(event)
+                }
             }
         }
+    }
+
+    /// Applies a store action to ``store``, or queues it for the driver when ``defersStoreActions``.
+    private mutating func applyToStore(_ action: JournalAction, now: Instant) {
+        guard !defersStoreActions else {
+            storeActions.append(action)
+            outstandingStoreActions += 1
+            return
+        }
+        if let completion = store.apply(action, verifier: verifier(for: action)) { take(completion, now: now) }
     }
 }
 

@@ -213,13 +213,22 @@ public struct JournalState: Sendable {
 
     // MARK: - Store answers
 
-    /// The store read chunk `index` of `id` for `peer` (`nil`: it does not have it after all).
+    /// What checks the chunks of `id` (``ChunkVerifier``), once its leaf list is known.
+    public func chunkVerifier(_ id: AttachmentID) -> ChunkVerifier? {
+        attachments[id]?.verifier
+    }
+
+    /// The store read chunk `index` of `id` for `peer` (`nil`: it does not have it after all). `verified`: the driver
+    /// already checked `bytes` with ``chunkVerifier(_:)`` (off the event loop), so it is not hashed again.
     public mutating func chunkRead(
-        _ id: AttachmentID, index: Int, bytes: [UInt8]?, for peer: X25519PublicKey, now: Instant
+        _ id: AttachmentID, index: Int, bytes: [UInt8]?, for peer: X25519PublicKey, now: Instant,
+        verified: Bool = false
     ) {
         if let pending = pendingServes[peer] { pendingServes[peer] = pending > 1 ? pending - 1 : nil }
         guard active.contains(peer) else { return }
-        guard let bytes, let attachment = attachments[id], attachment.verify(bytes, index: index) else {
+        guard let bytes, let attachment = attachments[id], index < attachment.chunkCount,
+            verified || attachment.verify(bytes, index: index)
+        else {
             // Not held (or no longer intact): say so, so the peer asks someone else now rather than at its timeout.
             if var attachment = attachments[id], attachment.held.remove(index) {
                 // The store lost a chunk it had: fetch it again like any missing one.
@@ -245,6 +254,14 @@ public struct JournalState: Sendable {
             attachment.verify(bytes, index: index)
         else { return }
         attachment.held.insert(index)
+        attachments[id] = attachment
+    }
+
+    /// The store holds chunks `indices` of `id` (during a scan), each already checked by the driver with
+    /// ``chunkVerifier(_:)``: they count as held.
+    public mutating func storedVerifiedChunks(_ id: AttachmentID, indices: [Int]) {
+        guard var attachment = attachments[id], attachment.status == .scanning else { return }
+        for index in indices where index >= 0 && index < attachment.chunkCount { attachment.held.insert(index) }
         attachments[id] = attachment
     }
 
