@@ -1,0 +1,198 @@
+import Foundation
+import HuddleCrypto
+import HuddleProtocol
+import HuddleTransport
+
+/// What the application asks of its session (attachments, activity, invitations, messages, statistics): each runs
+/// on the event loop with the cores and the endpoint (``performOnCore(_:)``) and dispatches what it produced.
+extension SessionEngine {
+
+    /// Stores a new attachment with `importing` (on the blocking-I/O pool), signs its manifest and adds it to the
+    /// journal, which announces it to every member.
+    func addAttachment(
+        metadata: [UInt8],
+        importing:
+            @escaping @Sendable (FileChunkStore, AttachmentID) throws -> (
+                leaves: [UInt8], root: [UInt8], size: UInt64
+            )
+    ) async throws -> Attachment {
+        guard let context, case .joined = context.state.value, let store = context.journal.store else {
+            throw HuddleError.notJoined
+        }
+        var random = SystemRandomGenerator()
+        let id = AttachmentID(bytes: random.bytes(count: AttachmentID.length))!
+        let imported = try await Attachment.runBlocking { try importing(store, id) }
+        do {
+            let manifest = try AttachmentManifest(
+                id: id, size: imported.size, root: imported.root, metadata: metadata, signingKey: identity.signingKey)
+            let refusal = try await performOnCore { cores, endpoint, now in
+                cores.journal.update(&endpoint, now: now) { journal -> JournalError? in
+                    do throws(JournalError) {
+                        try journal.add(manifest, leaves: imported.leaves, now: now)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            if let refusal { throw refusal }
+        } catch let error as JournalError {
+            _ = try? await Attachment.runBlocking { store.delete(id) }
+            throw HuddleError(error)
+        } catch {
+            _ = try? await Attachment.runBlocking { store.delete(id) }
+            throw error
+        }
+        guard let attachment = context.journal.attachment(id) else { throw HuddleError.attachmentRemoved }
+        return attachment
+    }
+
+    /// The members known to hold every chunk of an attachment.
+    func completeHolders(_ id: AttachmentID) async throws -> Int {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        return try await performOnCore { cores, _, _ in cores.journal.state.completeHolders(id) }
+    }
+
+    /// Removes an attachment for every member.
+    func removeAttachment(_ id: AttachmentID) async throws {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        let refusal = try await performOnCore { cores, endpoint, now in
+            cores.journal.update(&endpoint, now: now) { journal -> JournalError? in
+                do throws(JournalError) {
+                    try journal.remove(id, now: now)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        if let refusal { throw HuddleError(refusal) }
+    }
+
+    /// Publishes a new activity payload to every member.
+    func setActivity(_ payload: [UInt8]) async throws {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        try await performOnCore { cores, endpoint, now in
+            cores.session.update(&endpoint, now: now) { $0.setActivity(payload) }
+        }
+    }
+
+    /// Opens an invitation valid for `duration` and returns its ticket, naming the current members.
+    func makeInvitation(validFor duration: Duration) async throws -> Invitation {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        var random = SystemRandomGenerator()
+        let secret = SecureBytes(count: 32, using: &random)
+        let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
+        let grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
+        let (hints, relays) = try await performOnCore { cores, endpoint, now in
+            let hints = cores.session.update(&endpoint, now: now) { membership in
+                membership.openInvitation(grant)
+                return membership.ticketHints(limit: Invitation.maxMembers)
+            }
+            return (hints, endpoint.relays(now: now).map(\.address))
+        }
+        let members = hints.compactMap { hint in
+            hint.addresses.first.map { Invitation.Member(staticKey: hint.staticKey, address: $0) }
+        }
+        return Invitation(
+            session: context.id, secret: secret, expiresAt: expiresAt,
+            inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members, relays: relays)
+    }
+
+    /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
+    ///
+    /// Runs off the actor (the session's state and participants are lock-protected snapshots), so sending does not
+    /// wait for the engine. Reliable messages go into the transport's outbound queue addressed by the recipient's
+    /// static key (the event loop resolves it to the recipient's current connection when it drains the queue, so a
+    /// member that rejoined on a new connection is reached there) and this returns once they are queued; it suspends
+    /// only while a recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call
+    /// for all recipients.
+    nonisolated func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
+        guard let context = sendingContext.withLockedValue({ $0 }), case .joined = context.state.value else {
+            throw HuddleError.notJoined
+        }
+        let local = context.local
+        let participants = context.participants.value
+        let keys: [X25519PublicKey]
+        if let recipients {
+            for recipient in recipients where !participants.contains(recipient) && recipient != local {
+                throw HuddleError.notAParticipant(recipient)
+            }
+            keys = recipients.compactMap { $0 == local ? nil : $0.staticKey }
+        } else {
+            keys = participants.compactMap { $0 == local ? nil : $0.staticKey }
+        }
+        if reliable {
+            for key in keys {
+                do throws(TransportError) {
+                    try await driver.enqueue(bytes, on: Self.messengerChannel, toPeer: key)
+                } catch .connectionClosed {
+                    // The participant left while we were sending; its departure is reported on its own.
+                    continue
+                } catch {
+                    throw HuddleError.transport(error)
+                }
+            }
+            return
+        }
+        do {
+            try await driver.perform { endpoint, _ in
+                for key in keys {
+                    guard let connection = endpoint.connectionID(for: key) else { continue }
+                    do throws(ProtocolError) {
+                        try endpoint.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+                    } catch .connectionClosed {
+                        // The participant left while we were sending; its departure is reported on its own.
+                        continue
+                    }
+                }
+            }
+        } catch let error as TransportError {
+            throw HuddleError.transport(error)
+        } catch let error as ProtocolError {
+            if case .messageTooLarge(let size, let limit) = error {
+                throw HuddleError.datagramTooLarge(size: size, limit: limit)
+            }
+            throw HuddleError.transport(.protocolError(error))
+        }
+    }
+
+    /// Connection figures for every other active participant.
+    func peerStatistics() async throws -> [PeerStatistics] {
+        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+        let others = Array(context.participants.value.subtracting([context.local]))
+        return try await driver.perform { endpoint, _ in
+            others.compactMap { participant -> PeerStatistics? in
+                guard let id = endpoint.connectionID(for: participant.staticKey),
+                    let connection = endpoint.connection(id)
+                else { return nil }
+                let path: PeerPath =
+                    switch connection.route {
+                    case .direct(let address): .direct(address)
+                    case .relayed(let relay, _): .relayed(via: relay)
+                    }
+                return PeerStatistics(
+                    participant: participant, smoothedRTT: connection.rtt.smoothed,
+                    packetsSent: connection.statistics.packetsSent, packetsLost: connection.statistics.packetsLost,
+                    path: path, datagramSize: connection.pathDatagramSize)
+            }
+        }
+    }
+
+    func performOnCore<Result: Sendable>(
+        _ body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) throws -> Result
+    ) async throws -> Result {
+        let core = self.core
+        let (result, output) = try await driver.perform { endpoint, now in
+            try core.withLockedValue { box -> (Result, SessionCores.Output) in
+                guard box != nil else { throw HuddleError.notJoined }
+                let result = try body(&box!, &endpoint, now)
+                return (result, box!.drain(endpoint: &endpoint, now: now))
+            }
+        }
+        await dispatch(output)
+        return result
+    }
+
+    /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
+}
