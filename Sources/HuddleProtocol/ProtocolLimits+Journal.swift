@@ -7,9 +7,23 @@ extension ProtocolLimits {
         (maxAttachmentSize + UInt64(MerkleTree.chunkSize) - 1) / UInt64(MerkleTree.chunkSize))
     /// The largest application metadata a manifest carries: 16 KiB.
     public static let maxAttachmentMetadataBytes = 16 * 1024
-    /// Attachments (held, downloading or queued) one journal knows at once: 1,024. An ANNOUNCE beyond it is a
-    /// protocol violation; a local add beyond it is refused.
+    /// Attachments (held, downloading or queued) one journal knows at once: 1,024. An ANNOUNCE beyond it is refused
+    /// and counted (its sender may only have forwarded it); a local add beyond it is refused with an error.
     public static let maxJournalAttachments = 1024
+    /// Attachments one author (by manifest signing key) has in a journal at once: 128, so one member cannot take the
+    /// whole journal (and every member's disk) for itself. Keys this node never saw as a member's share one such
+    /// bound (``maxKnownJournalAuthors``), so fresh keys do not multiply it. A local add beyond it is refused with an error; an
+    /// ANNOUNCE beyond it waits (``maxDeferredAnnouncesPerAuthor``) for the author's removals.
+    public static let maxJournalAttachmentsPerAuthor = 128
+    /// Bytes of attachments one author has in a journal at once: 1 GiB (ten attachments of the largest size).
+    public static let maxJournalBytesPerAuthor: UInt64 = 1 << 30
+    /// ANNOUNCEs over their author's bound kept until the author's REMOVEs make room: 16 per author. An honest
+    /// author never exceeds its bound, but its REMOVE of an older attachment may arrive after the ANNOUNCE of a newer
+    /// one; beyond 16 waiting, further ANNOUNCEs of that author are refused and counted.
+    public static let maxDeferredAnnouncesPerAuthor = 16
+    /// Signing keys a journal remembers as members' (so their attachments count against their own bound; the
+    /// attachments of every other key share one bound as strangers'): 1,024, the oldest forgotten first.
+    public static let maxKnownJournalAuthors = 1024
     /// Removed attachment ids remembered so a late ANNOUNCE cannot revive them: 1,024 (oldest forgotten first).
     public static let maxJournalTombstones = 1024
     /// Downloads running at once: 16. Further attachments wait in a queue, in the order they were announced.

@@ -10,8 +10,9 @@ import HuddleWire
 /// Store actions are applied to ``store`` where they arise, or, with ``defersStoreActions``, handed to the driver
 /// (``pollStoreAction()``), which applies them elsewhere (a file store off the event loop) one after another and
 /// reports each back with ``complete(_:endpoint:now:)``. Deferred, an event for the application that arises while
-/// store actions are outstanding waits in the same line, so that an attachment is reported complete only after its
-/// last chunk is written.
+/// store actions of its attachment are outstanding waits in the same line, so that an attachment is reported
+/// complete only after its last chunk is written; events of other attachments (an attachment added locally, whose
+/// chunks are already stored) are not held back.
 public struct JournalCore<Store: JournalChunkStore> {
     /// The journal state.
     public private(set) var state: JournalState
@@ -27,6 +28,8 @@ public struct JournalCore<Store: JournalChunkStore> {
     var storeActions = Deque<JournalAction>()
     /// Deferred actions handed out (or waiting to be) and not completed yet.
     public private(set) var outstandingStoreActions = 0
+    /// The same per attachment (an event waits only behind its own attachment's actions).
+    var outstandingByAttachment: [AttachmentID: Int] = [:]
     /// Test hook: rewrites every outgoing CHUNK message (to simulate a holder that serves corrupted data).
     @_spi(Testing) public var chunkTamper: (@Sendable ([UInt8]) -> [UInt8])?
 
@@ -48,6 +51,8 @@ public struct JournalCore<Store: JournalChunkStore> {
     /// from it.
     public mutating func complete(_ completion: JournalStoreCompletion, endpoint: inout Endpoint, now: Instant) {
         outstandingStoreActions -= 1
+        let id = completion.attachmentID
+        if let count = outstandingByAttachment[id] { outstandingByAttachment[id] = count > 1 ? count - 1 : nil }
         take(completion, now: now)
         flush(&endpoint, now: now)
     }
@@ -94,6 +99,7 @@ public struct JournalCore<Store: JournalChunkStore> {
     public mutating func handle(_ event: SessionEvent, endpoint: inout Endpoint, now: Instant) -> SessionEvent? {
         switch event {
         case .participantJoined(let member):
+            state.memberSeen(signingKey: member.identity.signingKey)
             state.peerActive(member.staticKey, now: now)
         case .participantLeft(let member, _):
             state.peerInactive(member.staticKey, now: now)
@@ -144,9 +150,8 @@ public struct JournalCore<Store: JournalChunkStore> {
             case .writeChunk, .readChunk, .scanStore, .deleteAttachment:
                 applyToStore(action, now: now)
             case .event(let event):
-                if defersStoreActions && outstandingStoreActions > 0 {
-                    storeActions.append(action)
-                    outstandingStoreActions += 1
+                if defersStoreActions && outstandingByAttachment[event.attachmentID] != nil {
+                    deferToDriver(action, about: event.attachmentID)
                 } else {
                     events.append(event)
                 }
@@ -154,11 +159,22 @@ public struct JournalCore<Store: JournalChunkStore> {
         }
     }
 
+    /// Queues an action (or an event that waits behind them) for the driver.
+    private mutating func deferToDriver(_ action: JournalAction, about id: AttachmentID) {
+        storeActions.append(action)
+        outstandingStoreActions += 1
+        outstandingByAttachment[id, default: 0] += 1
+    }
+
     /// Applies a store action to ``store``, or queues it for the driver when ``defersStoreActions``.
     private mutating func applyToStore(_ action: JournalAction, now: Instant) {
         guard !defersStoreActions else {
-            storeActions.append(action)
-            outstandingStoreActions += 1
+            switch action {
+            case .writeChunk(let id, _, _), .readChunk(let id, _, _), .scanStore(let id), .deleteAttachment(let id):
+                deferToDriver(action, about: id)
+            case .send, .event:
+                break
+            }
             return
         }
         if let completion = store.apply(action, verifier: verifier(for: action)) { take(completion, now: now) }

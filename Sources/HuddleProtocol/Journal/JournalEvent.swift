@@ -14,3 +14,13 @@ public enum JournalEvent: Sendable, Equatable {
     /// back of the queue with its verified chunks kept, and resumes when its turn comes again.
     case paused(AttachmentID)
 }
+
+extension JournalEvent {
+    /// The attachment the event is about.
+    public var attachmentID: AttachmentID {
+        switch self {
+        case .added(let manifest): manifest.id
+        case .removed(let id), .progress(let id, _), .completed(let id), .failed(let id, _), .paused(let id): id
+        }
+    }
+}

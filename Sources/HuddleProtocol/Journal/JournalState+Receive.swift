@@ -75,14 +75,28 @@ extension JournalState {
             guard existing.manifest == manifest else { throw .conflictingManifest }
             return
         }
-        guard attachments.count < ProtocolLimits.maxJournalAttachments else {
-            throw .limitExceeded(what: "journal attachments", limit: ProtocolLimits.maxJournalAttachments)
+        // Over the author's bound: kept until the author's removals make room (see `deferAnnounce`). Over the
+        // journal's limit: refused. Neither closes the sender, which may only have forwarded it.
+        guard fitsAuthorBound(manifest) else {
+            deferAnnounce(manifest)
+            return
         }
+        guard attachments.count < ProtocolLimits.maxJournalAttachments else {
+            announcesRefused += 1
+            return
+        }
+        admit(manifest, from: peer, now: now)
+    }
+
+    /// Adds an announced attachment to the queue, tells the application and forwards the ANNOUNCE once to every
+    /// active peer but `peer`, so members the author cannot reach directly still learn it (duplicates are no-ops).
+    mutating func admit(_ manifest: AttachmentManifest, from peer: X25519PublicKey?, now: Instant) {
+        forgetDeferred(manifest.id)
         attachments[manifest.id] = JournalAttachment(manifest: manifest, status: .queued)
+        countAuthor(manifest)
         order.append(manifest.id)
         queue.append(manifest.id)
         actions.append(.event(.added(manifest)))
-        // Forwarded once, so members the author cannot reach directly still learn it (duplicates are no-ops).
         for other in active where other != peer { send(.announce(manifest), to: other) }
         promote(now: now)
     }

@@ -48,6 +48,19 @@ public struct JournalState: Sendable {
     var stalled: Set<X25519PublicKey> = []
     /// Chunk reads for a peer the store has not answered yet.
     var pendingServes: [X25519PublicKey: Int] = [:]
+    /// What each author (or all strangers together) has in the journal
+    /// (``ProtocolLimits/maxJournalAttachmentsPerAuthor``), and which share each attachment was counted in.
+    var authorUsage: [AuthorBucket: AuthorUsage] = [:]
+    var countedIn: [AttachmentID: AuthorBucket] = [:]
+    /// Signing keys known to belong to members (``memberSeen(signingKey:)``), oldest first.
+    var knownAuthors: Set<Ed25519PublicKey> = []
+    var knownAuthorOrder = Deque<Ed25519PublicKey>()
+    /// ANNOUNCEs over their share's bound, waiting for removals to make room.
+    var deferredAnnounces: [AuthorBucket: [AttachmentManifest]] = [:]
+    /// ANNOUNCEs refused: over the journal's limit, or over their author's bound with
+    /// ``ProtocolLimits/maxDeferredAnnouncesPerAuthor`` already waiting. The sender is not at fault (it may have only
+    /// forwarded them), so this is counted, not a protocol violation.
+    public internal(set) var announcesRefused = 0
     /// The per-node rotation of the rarest-first tie-break.
     let tieBreak: Int
     var actions = Deque<JournalAction>()
@@ -166,6 +179,9 @@ public struct JournalState: Sendable {
         guard attachments.count < ProtocolLimits.maxJournalAttachments else {
             throw .limitExceeded(what: "journal attachments", limit: ProtocolLimits.maxJournalAttachments)
         }
+        // This node vouches for what it adds itself: the author counts as a member here.
+        memberSeen(signingKey: manifest.author)
+        guard fitsAuthorBound(manifest) else { throw authorBoundError(manifest) }
         guard MerkleTree.verify(leaves: leaves, chunkCount: manifest.chunkCount, root: manifest.root) else {
             throw .malformed("the leaf list does not match the manifest's root")
         }
@@ -173,6 +189,7 @@ public struct JournalState: Sendable {
         attachment.leaves = leaves
         for index in 0..<attachment.chunkCount { attachment.held.insert(index) }
         attachments[manifest.id] = attachment
+        countAuthor(manifest)
         order.append(manifest.id)
         actions.append(.event(.added(manifest)))
         actions.append(.event(.completed(manifest.id)))
@@ -191,6 +208,7 @@ public struct JournalState: Sendable {
     /// Drops `id` locally, remembers its removal and tells every active peer but `except`.
     mutating func drop(_ id: AttachmentID, except: X25519PublicKey?, now: Instant) {
         remember(id)
+        forgetDeferred(id)
         guard let attachment = attachments.removeValue(forKey: id) else { return }
         for (_, request) in attachment.requests { release(request.peer) }
         order.removeAll { $0 == id }
@@ -201,6 +219,7 @@ public struct JournalState: Sendable {
         actions.append(.event(.removed(id)))
         for peer in active where peer != except { send(.remove(id), to: peer) }
         if wasRunning { promote(now: now) }
+        uncountAuthor(attachment.manifest, now: now)
     }
 
     mutating func remember(_ id: AttachmentID) {

@@ -17,3 +17,13 @@ public enum JournalStoreCompletion: Sendable {
     /// chunks are written) reached the end of the line.
     case event(JournalEvent)
 }
+
+extension JournalStoreCompletion {
+    /// The attachment the completed action was about.
+    var attachmentID: AttachmentID {
+        switch self {
+        case .written(let id, _, _), .read(let id, _, _, _), .scanned(let id, _), .deleted(let id): id
+        case .event(let event): event.attachmentID
+        }
+    }
+}

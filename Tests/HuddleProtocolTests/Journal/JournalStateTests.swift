@@ -261,24 +261,42 @@ struct JournalStateTests {
         #expect(node.manifests.count == 1)
     }
 
-    @Test("Limits at the limit: 1,024 attachments then refused; 64 unanswered reads per peer then refused")
+    /// The signing key of test author `author`.
+    static func authorKey(_ author: Int) throws -> Ed25519PrivateKey {
+        try Ed25519PrivateKey(seedBytes: [UInt8](repeating: UInt8(author + 1), count: 32))
+    }
+
+    /// An empty attachment `index` of author `author` (a signing key per author).
+    static func authored(_ index: Int, by author: Int, size: UInt64 = 0) throws -> AttachmentManifest {
+        let id = AttachmentID(
+            bytes: [UInt8](repeating: 0, count: 13) + [UInt8(author), UInt8(index >> 8), UInt8(index & 0xFF)])!
+        let root = size == 0 ? JournalFixtures.leaves([]).root : [UInt8](repeating: 7, count: 32)
+        return try AttachmentManifest(id: id, size: size, root: root, metadata: [], signingKey: try authorKey(author))
+    }
+
+    @Test("Limits at the limit: 1,024 attachments then refused and counted; 64 unanswered reads per peer then refused")
     func limits() throws {
         var node = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 32)))
         let peer = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
         node.peerActive(peer, now: .zero)
-        let empty = JournalFixtures.leaves([]).leaves
-        for index in 0..<ProtocolLimits.maxJournalAttachments {
-            let id = AttachmentID(bytes: [UInt8](repeating: 0, count: 14) + [UInt8(index >> 8), UInt8(index & 0xFF)])!
-            let manifest = try JournalFixtures.manifest([], id: id)
-            try node.receive(JournalMessage.announce(manifest).encoded(), from: peer, now: .zero)
+        let authors = ProtocolLimits.maxJournalAttachments / ProtocolLimits.maxJournalAttachmentsPerAuthor
+        for author in 0...authors { node.memberSeen(signingKey: try Self.authorKey(author).publicKey) }
+        for author in 0..<authors {
+            for index in 0..<ProtocolLimits.maxJournalAttachmentsPerAuthor {
+                let manifest = try Self.authored(index, by: author)
+                try node.receive(JournalMessage.announce(manifest).encoded(), from: peer, now: .zero)
+            }
         }
-        _ = empty
         #expect(node.manifests.count == 1_024)
-        let extra = try JournalFixtures.manifest([], id: JournalFixtures.id(0xEE))
+        // One more from a new author: the journal is full. Refused and counted, not a violation: the sender may only
+        // have forwarded it.
+        let extra = try Self.authored(0, by: authors)
+        try node.receive(JournalMessage.announce(extra).encoded(), from: peer, now: .zero)
+        #expect(node.manifests.count == 1_024)
+        #expect(node.announcesRefused == 1)
         #expect(throws: JournalError.limitExceeded(what: "journal attachments", limit: 1_024)) {
-            try node.receive(JournalMessage.announce(extra).encoded(), from: peer, now: .zero)
+            try node.add(extra, leaves: JournalFixtures.leaves([]).leaves, now: .zero)
         }
-        #expect(throws: JournalError.self) { try node.add(extra, leaves: [], now: .zero) }
 
         var server = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 3, count: 32)))
         server.peerActive(peer, now: .zero)
@@ -293,6 +311,119 @@ struct JournalStateTests {
         }
         server.chunkRead(id, index: 0, bytes: data, for: peer, now: .zero)
         try server.receive(request, from: peer, now: .zero)
+    }
+
+    @Test("A member's attachments beyond 128 wait for its removals; others' still come in; nobody is closed")
+    func perAuthorBound() throws {
+        var node = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 32)))
+        let greedy = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
+        let honest = try X25519PublicKey(bytes: [UInt8](repeating: 3, count: 32))
+        node.peerActive(greedy, now: .zero)
+        node.peerActive(honest, now: .zero)
+        for author in 0..<2 { node.memberSeen(signingKey: try Self.authorKey(author).publicKey) }
+        let limit = ProtocolLimits.maxJournalAttachmentsPerAuthor
+        let waiting = ProtocolLimits.maxDeferredAnnouncesPerAuthor
+        // The greedy author announces its limit, then the most that may wait, then 10 more.
+        for index in 0..<(limit + waiting + 10) {
+            try node.receive(
+                JournalMessage.announce(try Self.authored(index, by: 0)).encoded(), from: greedy, now: .zero)
+        }
+        #expect(node.manifests.count == limit)
+        #expect(node.deferredAnnounceCount == waiting)
+        #expect(node.announcesRefused == 10)
+        // Another author is unaffected, whoever forwards its announcements.
+        for index in 0..<5 {
+            try node.receive(
+                JournalMessage.announce(try Self.authored(index, by: 1)).encoded(), from: greedy, now: .zero)
+        }
+        #expect(node.manifests.count == limit + 5)
+        // Nothing waiting was forwarded or reported; one REMOVE of the greedy author's lets the first waiting in.
+        let firstWaiting = try Self.authored(limit, by: 0).id
+        #expect(!node.manifests.contains { $0.id == firstWaiting })
+        try node.receive(JournalMessage.remove(try Self.authored(0, by: 0).id).encoded(), from: honest, now: .zero)
+        #expect(node.manifests.contains { $0.id == firstWaiting })
+        #expect(node.deferredAnnounceCount == waiting - 1)
+        // A REMOVE of an announcement that still waits forgets it (and tombstones it).
+        let secondWaiting = try Self.authored(limit + 1, by: 0)
+        try node.receive(JournalMessage.remove(secondWaiting.id).encoded(), from: honest, now: .zero)
+        #expect(node.deferredAnnounceCount == waiting - 2)
+        try node.receive(JournalMessage.remove(try Self.authored(1, by: 0).id).encoded(), from: honest, now: .zero)
+        #expect(!node.manifests.contains { $0.id == secondWaiting.id }, "a removed announcement came back")
+        #expect(node.manifests.contains { $0.id == (try? Self.authored(limit + 2, by: 0).id) })
+        // The author's own node refuses a local add beyond the bound with a typed error.
+        var author = JournalState(local: greedy)
+        let empty = JournalFixtures.leaves([]).leaves
+        for index in 0..<limit { try author.add(try Self.authored(index, by: 0), leaves: empty, now: .zero) }
+        #expect(throws: JournalError.limitExceeded(what: "attachments by one author", limit: limit)) {
+            try author.add(try Self.authored(limit, by: 0), leaves: empty, now: .zero)
+        }
+    }
+
+    @Test("Keys never seen as members share one bound: a member signing with fresh keys gets 128 in all")
+    func strangersShareABound() throws {
+        var node = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 32)))
+        let peer = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
+        node.peerActive(peer, now: .zero)
+        node.memberSeen(signingKey: try Self.authorKey(0).publicKey)
+        let limit = ProtocolLimits.maxJournalAttachmentsPerAuthor
+        // Authors 1...150 were never members here: one attachment each.
+        for author in 1...150 {
+            try node.receive(
+                JournalMessage.announce(try Self.authored(0, by: author)).encoded(), from: peer, now: .zero)
+        }
+        #expect(node.manifests.count == limit)
+        #expect(node.deferredAnnounceCount == ProtocolLimits.maxDeferredAnnouncesPerAuthor)
+        #expect(node.announcesRefused == 150 - limit - ProtocolLimits.maxDeferredAnnouncesPerAuthor)
+        // The member's own share is untouched.
+        try node.receive(JournalMessage.announce(try Self.authored(0, by: 0)).encoded(), from: peer, now: .zero)
+        #expect(node.manifests.count == limit + 1)
+    }
+
+    @Test("An author's bytes are bounded too: ten 100 MiB attachments, the eleventh waits")
+    func perAuthorBytes() throws {
+        var node = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 32)))
+        let peer = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
+        node.peerActive(peer, now: .zero)
+        let size = ProtocolLimits.maxAttachmentSize
+        let fits = Int(ProtocolLimits.maxJournalBytesPerAuthor / size)
+        #expect(fits == 10)
+        for index in 0...fits {
+            try node.receive(
+                JournalMessage.announce(try Self.authored(index, by: 0, size: size)).encoded(), from: peer, now: .zero)
+        }
+        #expect(node.manifests.count == fits)
+        #expect(node.deferredAnnounceCount == 1)
+    }
+
+    @Test("An honest author at its bound removes one and adds one: every member converges whatever arrives first")
+    func perAuthorReordering() throws {
+        // Node 0 is the author; node 1 learns the new ANNOUNCE before the REMOVE (node 2 forwards it first).
+        var harness = JournalHarness(count: 3)
+        harness.connect(0, 1)
+        harness.connect(0, 2)
+        harness.connect(1, 2)
+        let limit = ProtocolLimits.maxJournalAttachmentsPerAuthor
+        for index in 0..<limit {
+            let manifest = try Self.authored(index, by: 0)
+            try harness.nodes[0].add(manifest, leaves: JournalFixtures.leaves([]).leaves, now: harness.now)
+        }
+        harness.pump()
+        #expect(harness.nodes[1].manifests.count == limit && harness.nodes[2].manifests.count == limit)
+        let fresh = try Self.authored(limit, by: 0)
+        let old = try Self.authored(0, by: 0).id
+        // What node 1 would see if the removal took a slower path: the new announcement first.
+        try harness.nodes[1].receive(
+            JournalMessage.announce(fresh).encoded(), from: harness.keys[2], now: harness.now)
+        #expect(harness.nodes[1].deferredAnnounceCount == 1)
+        try harness.nodes[0].remove(old, now: harness.now)
+        try harness.nodes[0].add(fresh, leaves: JournalFixtures.leaves([]).leaves, now: harness.now)
+        harness.pump()
+        for index in 0..<3 {
+            let ids = Set(harness.nodes[index].manifests.map(\.id))
+            #expect(ids.count == limit && ids.contains(fresh.id) && !ids.contains(old), "node \(index)")
+            #expect(harness.nodes[index].deferredAnnounceCount == 0)
+        }
+        #expect(harness.violations.isEmpty)
     }
 
     @Test("Tombstones: 1,024 remembered, the oldest forgotten first")
