@@ -17,8 +17,9 @@ extension ProtocolLimits {
     public static let maxMembershipMessageBytes = 256 * 1024
     /// Application messages held, per peer, from a peer that reached this node under an invitation before its
     /// announcement made it a member (see ``SessionCore``): at most this many bytes (1 MiB). Beyond it the peer's
-    /// connection is closed, so its unacknowledged messages are reported to it instead of being lost. Held messages
-    /// survive reconnections and are dropped (counted) only when the membership forgets the peer.
+    /// connection is closed, so its unacknowledged messages are reported to it instead of being lost (what it already
+    /// acknowledged is held all the same). Held messages survive reconnections and are dropped (counted) only when
+    /// the membership forgets the peer.
     public static let maxEarlyMessageBytesPerPeer = 1024 * 1024
     /// ... and at most this many messages.
     public static let maxEarlyMessagesPerPeer = 1024
