@@ -19,7 +19,9 @@ extension ProtocolLimits {
     /// announcement made it a member (see ``SessionCore``): at most this many bytes (1 MiB). Beyond it the peer's
     /// connection is closed, so its unacknowledged messages are reported to it instead of being lost (what it already
     /// acknowledged is held all the same). Held messages survive reconnections and are dropped (counted) only when
-    /// the membership forgets the peer.
+    /// the membership forgets the peer. A peer that reconnects and sends again each time meets a hard ceiling at twice
+    /// this bound, beyond which its messages are dropped and counted (an honest peer, closed at the bound, does not
+    /// come near it).
     public static let maxEarlyMessageBytesPerPeer = 1024 * 1024
     /// ... and at most this many messages.
     public static let maxEarlyMessagesPerPeer = 1024

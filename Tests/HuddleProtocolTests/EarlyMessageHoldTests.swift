@@ -32,7 +32,7 @@ struct EarlyMessageHoldTests {
         return (core, a, id, b.staticKey)
     }
 
-    @Test("Up to the limit they are held (nothing passed on, nothing dropped); one more is held too (acknowledged) and closes the connection")
+    @Test("At the limit one more is held too (it was acknowledged) and closes the connection; twice it, dropped")
     func atTheLimit() throws {
         var (core, a, id, _) = try Self.setUp()
         let limit = ProtocolLimits.maxEarlyMessagesPerPeer
@@ -47,6 +47,16 @@ struct EarlyMessageHoldTests {
         #expect(core.earlyMessagesHeld == limit + 1, "its transport acknowledged it: dropping it would lose it")
         #expect(core.nonMemberMessagesDropped == 0)
         #expect(a.connection(id)?.isOpen == false, "the peer's connection is closed, so it reports the rest")
+        // A peer that keeps coming back and sending (held messages survive reconnections) meets the hard ceiling at
+        // twice the bound: held up to it, dropped and counted beyond.
+        for index in (limit + 1)..<(2 * limit) {
+            core.handle(.message(id, channel: ChannelID(16), bytes: [UInt8(index & 0xFF)]), endpoint: &a, now: .zero)
+        }
+        #expect(core.earlyMessagesHeld == 2 * limit)
+        #expect(core.nonMemberMessagesDropped == 0)
+        core.handle(.message(id, channel: ChannelID(16), bytes: [0]), endpoint: &a, now: .zero)
+        #expect(core.earlyMessagesHeld == 2 * limit)
+        #expect(core.nonMemberMessagesDropped == 1)
     }
 
     @Test("The byte bound applies too: 1 MiB in all")

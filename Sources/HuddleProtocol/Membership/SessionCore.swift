@@ -132,12 +132,20 @@ public struct SessionCore: Sendable {
     /// A message that finds the hold full is held all the same: the peer's transport already counts it as delivered
     /// (it was acknowledged before it got here), so dropping it would lose it without a report to its sender. Closing
     /// the connection stops the peer's further messages, which stay unacknowledged and are reported to it. The bound is
-    /// thus exceeded by at most what a connection delivered before its CLOSE went out.
+    /// thus exceeded by at most what a connection delivered before its CLOSE went out. A peer that keeps reconnecting
+    /// and sending meets a hard ceiling at twice the bound: beyond it, messages are dropped and counted.
     private mutating func holdEarly(
         _ bytes: [UInt8], on channel: ChannelID, from peer: X25519PublicKey, connection id: ConnectionID,
         endpoint: inout Endpoint, now: Instant
     ) {
         var held = early[peer] ?? EarlyMessages()
+        guard held.messages.count < 2 * ProtocolLimits.maxEarlyMessagesPerPeer,
+            held.bytes + bytes.count <= 2 * ProtocolLimits.maxEarlyMessageBytesPerPeer
+        else {
+            nonMemberMessagesDropped += 1
+            endpoint.close(id, code: .protocolViolation, reason: "too many messages before membership", now: now)
+            return
+        }
         let full =
             held.messages.count >= ProtocolLimits.maxEarlyMessagesPerPeer
             || held.bytes + bytes.count > ProtocolLimits.maxEarlyMessageBytesPerPeer
