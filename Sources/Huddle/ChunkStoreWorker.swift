@@ -123,7 +123,8 @@ final class ChunkStoreWorker: Sendable {
                 if let completion = store.apply(job.action, verifier: job.verifier) { completions.append(completion) }
             }
             let (resume, closed) = state.withLockedValue { state -> (Bool, Bool) in
-                state.backlogBytes -= batch.reduce(0) { $0 + Self.writtenBytes($1.action) }
+                // Closing already emptied the backlog.
+                if !state.closed { state.backlogBytes -= batch.reduce(0) { $0 + Self.writtenBytes($1.action) } }
                 let resume = state.throttled && state.backlogBytes <= Self.maxBacklogBytes / 2
                 if resume { state.throttled = false }
                 return (resume, state.closed)
