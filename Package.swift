@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
         .library(name: "HuddleTransport", targets: ["HuddleTransport"]),
         .library(name: "Huddle", targets: ["Huddle"]),
+        // The deterministic simulator and its nodes, for the stateful fuzzer (FuzzTesting) and downstream tests.
+        .library(name: "HuddleTestKit", targets: ["HuddleTestKit"]),
         .executable(name: "huddle", targets: ["huddle"]),
         .executable(name: "huddle-sim", targets: ["huddle-sim"]),
     ],

@@ -20,6 +20,8 @@ let package = Package(
                 .product(name: "HuddleProtocol", package: "Huddle"),
                 .product(name: "HuddleCrypto", package: "Huddle"),
                 .product(name: "HuddleTransport", package: "Huddle"),
+                .product(name: "HuddleTestKit", package: "Huddle"),
+                .product(name: "HuddleWire", package: "Huddle"),
             ]
         ),
         .executableTarget(name: "MembershipFuzzer", dependencies: ["FuzzTargets"]),
@@ -29,6 +31,7 @@ let package = Package(
         .executableTarget(name: "ActivityFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "TicketFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "IdentityFileFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "SessionStateFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

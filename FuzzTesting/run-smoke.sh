@@ -15,7 +15,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 scratch="$here/.build-fuzz"
 # target name (corpus and fail-case folder) : executable
 targets=(wire:WireFuzzer membership:MembershipFuzzer journal:JournalMessageFuzzer manifest:ManifestFuzzer
-    envelope:EnvelopeFuzzer activity:ActivityFuzzer ticket:TicketFuzzer identity:IdentityFileFuzzer)
+    envelope:EnvelopeFuzzer activity:ActivityFuzzer ticket:TicketFuzzer identity:IdentityFileFuzzer
+    session-state:SessionStateFuzzer)
 
 build=(swift build --package-path "$here" --scratch-path "$scratch" -c debug
     --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
