@@ -17,4 +17,13 @@ public enum ProtocolLimits {
     /// initiations under an invitation are dropped and counted until one completes or times out. Bounds what a
     /// leaked ticket can make an endpoint hold.
     public static let maxAdmittedPeers = 64
+    /// Under load (more than ``EndpointConfiguration/initiationsPerSecondBeforeCookies`` initiations a second),
+    /// initiations with a valid cookie one source (an IPv4 address, an IPv6 /64, a relayed peer) may take to
+    /// Diffie-Hellman per second: 20, as WireGuard. Beyond it they are dropped and counted, no reply.
+    public static let initiationsPerSecondPerSource = 20
+    /// ... with bursts of up to 5.
+    public static let initiationBurstPerSource = 5
+    /// Sources whose rate is tracked at once: 4,096. When full, sources whose bucket has refilled are forgotten; a new
+    /// source that still finds it full is refused like one over its rate.
+    public static let maxRateLimitedSources = 4096
 }

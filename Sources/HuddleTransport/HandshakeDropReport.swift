@@ -17,6 +17,7 @@ struct HandshakeDropReport {
         ("unknown_peer", { $0.unknownPeerDropped }),
         ("stale_timestamp", { $0.staleTimestampDropped }),
         ("flood", { $0.floodDropped }),
+        ("rate_limited", { $0.initiationsRateLimited }),
         ("simultaneous_initiation", { $0.simultaneousInitiationsDropped }),
         ("stale_resumption", { $0.staleResumptionsDropped }),
         ("response_dropped", { $0.responsesDropped }),
@@ -27,7 +28,8 @@ struct HandshakeDropReport {
     static let meaning =
         "wrong_mac1: not keyed to this node (another protocol version, an invitation this node does not hold, "
         + "garbage); handshake_failed: the Noise handshake did not verify (a different prologue or keys); "
-        + "stale_timestamp: a replayed or older initiation; flood: over the per-peer handshake rate"
+        + "stale_timestamp: a replayed or older initiation; flood: over the per-peer handshake rate; "
+        + "rate_limited: under load, over the per-address handshake rate"
 
     private var last: [Int]
     private var lastReportAt: Instant?

@@ -62,7 +62,8 @@ public struct TransportStatistics: Sendable, Hashable {
     /// indices, from unknown peers, stale or flooding handshakes.
     public var datagramsDroppedByEndpoint: Int {
         endpoint.malformedDropped + endpoint.mac1Failures + endpoint.handshakeFailures + endpoint.unknownPeerDropped
-            + endpoint.staleTimestampDropped + endpoint.floodDropped + endpoint.simultaneousInitiationsDropped
+            + endpoint.staleTimestampDropped + endpoint.floodDropped + endpoint.initiationsRateLimited
+            + endpoint.simultaneousInitiationsDropped
             + endpoint.responsesDropped + endpoint.unknownIndexDropped + endpoint.transportRejected
     }
 

@@ -112,6 +112,69 @@ struct EndpointAdmissionTests {
         #expect(host.statistics.admissionsAccepted == 1)
     }
 
+    /// Runs joiner `joiner` (at `address`) against `host` until neither sends: the first initiation draws a cookie
+    /// reply, the second carries mac2. Returns whether the host answered with a handshake response.
+    static func handshake(
+        _ joiner: inout Endpoint, at address: NetworkAddress, with host: inout Endpoint, now: Instant
+    ) throws -> Bool {
+        try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: now)
+        var answered = false
+        while true {
+            let fromJoiner = EndpointPair.drain(&joiner, now: now)
+            let fromHost = EndpointPair.drain(&host, now: now)
+            if fromJoiner.isEmpty && fromHost.isEmpty { return answered }
+            for datagram in fromJoiner { host.handle(datagram: datagram, from: address, now: now) }
+            for datagram in fromHost {
+                if (try? PacketClassifier.classify(datagram)) == .handshakeResponse { answered = true }
+                joiner.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+            }
+        }
+    }
+
+    @Test("D2: under load one address that answers cookies gets 5 handshakes at once and 5 a second; another is served")
+    func perSourceRateUnderLoad() throws {
+        var random = ChaChaRandomGenerator(seed: 10)
+        var configuration = EndpointConfiguration(
+            identity: Identity(using: &random), prologue: EndpointPair.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
+        configuration.initiationsPerSecondBeforeCookies = 0
+        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
+        try host.addAdmission(
+            Self.invitation,
+            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
+        )
+        func joiner(_ seed: UInt64) throws -> Endpoint {
+            var joiner = EndpointPair.endpoint(seed: seed)
+            try joiner.addPeer(
+                PeerCredentials(
+                    staticKey: host.staticKey, presharedKey: EndpointPair.secret(70),
+                    macSecret: EndpointPair.secret(71)))
+            return joiner
+        }
+        let burst = ProtocolLimits.initiationBurstPerSource
+        // Twelve joiners from one address, each from its own port, at the same instant: the burst gets through.
+        var answered = 0
+        for index in 0..<12 {
+            var one = try joiner(500 + UInt64(index))
+            let address = NetworkAddress(ipv4: 10, 0, 0, 9, port: 5000 + UInt16(index))
+            if try Self.handshake(&one, at: address, with: &host, now: .zero) { answered += 1 }
+        }
+        #expect(answered == burst)
+        #expect(host.statistics.initiationsRateLimited == 12 - burst)
+        #expect(host.statistics.cookieRepliesSent == 12)
+        // Another address is not affected.
+        var other = try joiner(600)
+        #expect(try Self.handshake(&other, at: NetworkAddress(ipv4: 10, 0, 0, 10, port: 5000), with: &host, now: .zero))
+        // A second later the first address has earned 20 more, capped at the burst.
+        var later = 0
+        for index in 0..<8 {
+            var one = try joiner(700 + UInt64(index))
+            let address = NetworkAddress(ipv4: 10, 0, 0, 9, port: 6000 + UInt16(index))
+            if try Self.handshake(&one, at: address, with: &host, now: .zero + .seconds(1)) { later += 1 }
+        }
+        #expect(later == burst)
+    }
+
     @Test("A joiner with the wrong mac secret costs one keyed hash and gets no reply")
     func wrongMacSecret() throws {
         var (host, _) = try Self.hostAndJoiner()

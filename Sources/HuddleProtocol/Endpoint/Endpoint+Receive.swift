@@ -105,6 +105,11 @@ extension Endpoint {
                 sendCookieReply(answering: bytes, senderIndex: layout.senderIndex, to: source, now: now)
                 return
             }
+            // A proved address is still one address: it gets its share of Diffie-Hellman, not all of it.
+            guard initiationLimiter.allow(source, now: now) else {
+                statistics.initiationsRateLimited += 1
+                return
+            }
             provedAddress = true
         }
         statistics.initiationsProcessed += 1

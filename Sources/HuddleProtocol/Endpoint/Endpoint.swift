@@ -46,6 +46,8 @@ public struct Endpoint {
     var cookieJar = CookieJar()
     var loadWindowStart = Instant.zero
     var initiationsInWindow = 0
+    /// Under load, the initiations per source that may reach Diffie-Hellman.
+    var initiationLimiter = InitiationRateLimiter()
 
     /// A peer's credentials and the `mac1` keys derived from them.
     struct Peer {

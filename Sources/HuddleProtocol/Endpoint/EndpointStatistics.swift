@@ -16,6 +16,9 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var staleTimestampDropped = 0
     /// Initiations that came too soon after an accepted one (floods, H7).
     public var floodDropped = 0
+    /// Initiations under load with a valid cookie from a source over its share
+    /// (``ProtocolLimits/initiationsPerSecondPerSource``; D2).
+    public var initiationsRateLimited = 0
     /// Initiations dropped because our own concurrent initiation wins the tie-break (H9).
     public var simultaneousInitiationsDropped = 0
     /// Initiations dropped because they resume a connection this endpoint no longer has (the resumption index names
