@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crypto hygiene lints (TEST-MATRIX S1, S4):
-# - no libsodium return code is discarded with `_ =` (use Sodium.check or handle the failure);
+# - no libsodium return code is discarded with `_ =` or by a bare call statement (use Sodium.check or handle it);
 # - secrets are never compared with `==`: SecureBytes, SymmetricKey and private keys are not Equatable, so the
 #   compiler already refuses it; this script checks that none of them gains an Equatable/Hashable conformance.
 set -uo pipefail
@@ -12,6 +12,19 @@ if [ -n "$hits" ]; then
     echo "$hits"
     status=1
 fi
+# A bare call statement drops the return code as surely as `_ =`, and Swift does not warn about it for C functions.
+hits=$(find Sources -name '*.swift' -print0 | xargs -0 awk -f scripts/bare-sodium-calls.awk)
+if [ -n "$hits" ]; then
+    echo "libsodium call whose return code is ignored (a statement of its own):"
+    echo "$hits"
+    status=1
+fi
+# The check itself must catch one: a planted bare call.
+planted=$(printf 'func f() {\n    crypto_scalarmult_base(a, b)\n}\n' | awk -f scripts/bare-sodium-calls.awk)
+if [ -z "$planted" ]; then
+    echo "the bare-call check missed a planted bare crypto_scalarmult_base call"
+    status=1
+fi
 hits=$(grep -rnE --include='*.swift' \
     '(struct|class|extension) +(SecureBytes|SymmetricKey|X25519PrivateKey|Ed25519PrivateKey|Identity)\b[^{]*\b(Equatable|Hashable|Comparable)' \
     Sources)
@@ -20,5 +33,5 @@ if [ -n "$hits" ]; then
     echo "$hits"
     status=1
 fi
-[ $status -eq 0 ] && echo "hygiene: ok (no discarded libsodium results, secrets not Equatable)"
+[ $status -eq 0 ] && echo "hygiene: ok (no discarded or ignored libsodium results, secrets not Equatable)"
 exit $status
