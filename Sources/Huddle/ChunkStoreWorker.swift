@@ -86,18 +86,22 @@ final class ChunkStoreWorker: Sendable {
     /// The chunk bytes queued and not yet written (for tests).
     var backlogBytes: Int { state.withLockedValue { $0.backlogBytes } }
 
-    /// Stops taking jobs, drops those not started and returns once the one being applied (if any) is done, so the
-    /// store's directory can be removed without a write re-creating it.
+    /// Stops taking jobs, drops those not started and returns once the batch being applied (if any, at most
+    /// ``maxJobsPerHandBack`` jobs) is done, so the store's directory can be removed without a write re-creating it.
+    /// An input it had stopped is resumed: the endpoint outlives the session.
     func close() async {
         await withCheckedContinuation { continuation in
-            let idle = state.withLockedValue { state -> Bool in
+            let (idle, resume) = state.withLockedValue { state -> (Bool, Bool) in
                 state.closed = true
                 state.jobs.removeAll()
                 state.backlogBytes = 0
-                guard state.draining else { return true }
+                let resume = state.throttled
+                state.throttled = false
+                guard state.draining else { return (true, resume) }
                 state.idleWaiters.append(continuation)
-                return false
+                return (false, resume)
             }
+            if resume { resumeInput() }
             if idle { continuation.resume() }
         }
     }
@@ -105,17 +109,23 @@ final class ChunkStoreWorker: Sendable {
     /// Applies jobs until none is left (pool thread), handing the results back in batches.
     private func drain() {
         while true {
-            let batch = state.withLockedValue { state -> [Job]? in
+            // Stopping and collecting who waits for it happen together: a drain started right after must not
+            // resume them while it still writes.
+            let (batch, waiters) = state.withLockedValue { state -> ([Job]?, [CheckedContinuation<Void, Never>]) in
                 guard !state.closed, !state.jobs.isEmpty else {
                     state.draining = false
-                    return nil
+                    defer { state.idleWaiters.removeAll() }
+                    return (nil, state.idleWaiters)
                 }
                 let count = min(state.jobs.count, Self.maxJobsPerHandBack)
                 let batch = Array(state.jobs.prefix(count))
                 state.jobs.removeFirst(count)
-                return batch
+                return (batch, [])
             }
-            guard let batch else { break }
+            guard let batch else {
+                for waiter in waiters { waiter.resume() }
+                return
+            }
             var completions: [JournalStoreCompletion] = []
             completions.reserveCapacity(batch.count)
             var store = self.store
@@ -132,11 +142,6 @@ final class ChunkStoreWorker: Sendable {
             if !closed { handBack(completions) }
             if resume { resumeInput() }
         }
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            defer { state.idleWaiters.removeAll() }
-            return state.idleWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     private static func writtenBytes(_ action: JournalAction) -> Int {

@@ -4,6 +4,7 @@ import HuddleProtocol
 /// Turns the cores' output into the public API's state, in order: participants, activity, the session's end,
 /// delivery failures, journal updates; messenger messages go to the subscriptions (``route(_:from:reliable:into:)``).
 extension SessionEngine {
+    /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
     /// its share in one push (one wake-up of its reader per batch, not per message).
     func dispatch(_ output: SessionCores.Output) async {
         var routed = RoutedMessages()

@@ -193,6 +193,4 @@ extension SessionEngine {
         await dispatch(output)
         return result
     }
-
-    /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
 }

@@ -197,12 +197,9 @@ actor SessionEngine {
         _ membership: SessionMembership,
         then body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) -> Void
     ) async throws {
-        let store: FileChunkStore
-        do {
-            store = try FileChunkStore(directory: dataRoot.appending(path: membership.session.description))
-        } catch {
-            throw HuddleError(error)
-        }
+        let directory = dataRoot.appending(path: membership.session.description)
+        // Creating the directory is file I/O too: off the loop (a store error becomes a HuddleError there).
+        let store = try await Attachment.runBlocking { try FileChunkStore(directory: directory) }
         context?.journal.store = store
         generation += 1
         let generation = self.generation
@@ -339,8 +336,25 @@ actor SessionEngine {
         }
     }
 
-    /// Forgets the session: closes its connections (when asked), removes its peers and admissions.
+    /// Forgets the session: closes its connections (when asked), removes its peers and admissions, ends its
+    /// subscriptions and deletes its attachments from this node.
+    ///
+    /// Everything that belongs to this session is taken before the first suspension: waiting for the store worker
+    /// can take a while (a slow disk), and the application may begin a new session meanwhile (the context is already
+    /// invalidated), whose context, subscriptions and directory must not be touched here.
     func teardown(closing: Bool) async {
+        let context = self.context
+        let store = context?.journal.store
+        let ended = subscriptions
+        subscriptions.removeAll()
+        unclaimed.removeAll()
+        releaseUnclaimedWaiters()
+        participantCache.removeAll()
+        for subscription in ended.values { subscription.queue.finish() }
+        if let context, store != nil {
+            context.journal.finish()
+            context.journal.store = nil
+        }
         let core = self.core
         let storeWorker = try? await driver.perform { endpoint, now in
             core.withLockedValue { box -> ChunkStoreWorker? in
@@ -360,19 +374,10 @@ actor SessionEngine {
                 return box?.storeWorker
             }
         }
-        // No write may land after the directory is removed below.
+        // No write may land after the directory is removed below. Leaving a session deletes its attachments from
+        // this node (the others keep theirs).
         await storeWorker?.close()
-        for subscription in subscriptions.values { subscription.queue.finish() }
-        subscriptions.removeAll()
-        unclaimed.removeAll()
-        releaseUnclaimedWaiters()
-        participantCache.removeAll()
-        // Leaving a session deletes its attachments from this node (the others keep theirs).
-        if let context, let store = context.journal.store {
-            context.journal.finish()
-            context.journal.store = nil
-            _ = try? await Attachment.runBlocking { store.removeDirectory() }
-        }
+        if let store { _ = try? await Attachment.runBlocking { store.removeDirectory() } }
     }
 
     /// Runs the cores' timers (journal requests and HAVE batches, redials, join retries, invitation expiry) on the

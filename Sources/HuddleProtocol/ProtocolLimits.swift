@@ -7,6 +7,10 @@ public enum ProtocolLimits {
     public static let rejectAfterPackets: UInt64 = 1 << 62
     /// A connection starts a new handshake after sending this many packets under one key.
     public static let rekeyAfterPackets: UInt64 = 1 << 60
+    /// Packets that may fail authentication under one keypair before it accepts nothing more and is rekeyed: 2^24
+    /// (TEST-MATRIX D11), far below ChaCha20-Poly1305's integrity limit of 2^36 (RFC 9001 section 6.6): a forger
+    /// sending a million packets a second costs the connection one handshake every 17 s.
+    public static let maxAuthenticationFailuresPerKeypair: UInt64 = 1 << 24
     /// Unreliable datagrams waiting to be sent per connection; beyond it the oldest is dropped (they are unreliable
     /// by contract, and stale ones are worth least).
     public static let maxQueuedDatagrams = 256

@@ -19,6 +19,10 @@ public struct TransportKeypair: Sendable {
     let receiveKey: SymmetricKey
     /// Replay protection for packets received under this keypair.
     public internal(set) var replayWindow = ReplayWindow()
+    /// Packets addressed to this keypair whose authentication failed (forgeries, or damage in transit).
+    public internal(set) var authenticationFailures: UInt64 = 0
+    /// Whether reaching the integrity limit was counted in the connection's statistics.
+    var exhaustionCounted = false
 
     /// A keypair from a finished handshake.
     public init(
@@ -54,17 +58,26 @@ public struct TransportKeypair: Sendable {
 
     /// Opens a transport packet in place after the replay pre-check; on success records the packet number and
     /// returns the plaintext frames' range within `datagram`. Returns `nil` (changing nothing but the zeroed
-    /// ciphertext) for a replayed, too old or forged packet.
-    mutating func open(_ datagram: UnsafeMutableRawBufferPointer, header: TransportHeader) -> Range<Int>? {
+    /// ciphertext and the failure count) for a replayed, too old or forged packet, and for every packet once
+    /// `failureLimit` packets failed authentication under this keypair (its integrity limit: it is rekeyed).
+    mutating func open(
+        _ datagram: UnsafeMutableRawBufferPointer, header: TransportHeader, failureLimit: UInt64
+    ) -> Range<Int>? {
         let number = header.packetNumber.rawValue
-        guard replayWindow.wouldAccept(number) else { return nil }
+        guard authenticationFailures < failureLimit, replayWindow.wouldAccept(number) else { return nil }
         let headerBytes = UnsafeRawBufferPointer(rebasing: datagram[0..<TransportHeader.encodedLength])
         let body = UnsafeMutableRawBufferPointer(rebasing: datagram[TransportHeader.encodedLength...])
         guard
             let length = try? ChaChaPoly.openInPlace(
-                combined: body, nonce: .init(counter: number), authenticating: headerBytes, key: receiveKey),
-            replayWindow.accept(number)
-        else { return nil }
+                combined: body, nonce: .init(counter: number), authenticating: headerBytes, key: receiveKey)
+        else {
+            authenticationFailures += 1
+            return nil
+        }
+        guard replayWindow.accept(number) else { return nil }
         return TransportHeader.encodedLength..<(TransportHeader.encodedLength + length)
     }
+
+    /// Whether this keypair reached its integrity limit (``ConnectionConfiguration/maxAuthenticationFailuresPerKeypair``).
+    func isExhausted(failureLimit: UInt64) -> Bool { authenticationFailures >= failureLimit }
 }

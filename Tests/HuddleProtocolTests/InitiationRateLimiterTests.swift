@@ -33,9 +33,18 @@ struct InitiationRateLimiterTests {
         let another = try #require(NetworkAddress(ipv6: prefix + [0, 0, 0, 0, 0, 0, 0, 200], port: 4000))
         let allowed6 = limiter.allow(.direct(another), now: .zero)
         #expect(!allowed6, "the same /64")
+        // IPv4 addresses mapped into IPv6 (a dual-stack socket) are separate sources, one per IPv4 address.
+        for last in 1...2 {
+            let mapped = try #require(
+                NetworkAddress(ipv6: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, 192, 0, 2, UInt8(last)], port: 9))
+            for _ in 0..<burst {
+                let allowedMapped = limiter.allow(.direct(mapped), now: .zero)
+                #expect(allowedMapped, "192.0.2.\(last)")
+            }
+        }
     }
 
-    @Test("At 4,096 tracked sources a new one is refused until buckets refill and are forgotten")
+    @Test("At 4,096 tracked sources a new one is refused until buckets refill and a sweep (every 250 ms) forgets them")
     func tableLimit() {
         var limiter = InitiationRateLimiter()
         for index in 0..<ProtocolLimits.maxRateLimitedSources {
@@ -46,9 +55,12 @@ struct InitiationRateLimiterTests {
         let newcomer = Self.source(ProtocolLimits.maxRateLimitedSources)
         let allowed8 = limiter.allow(newcomer, now: .zero)
         #expect(!allowed8)
-        // 50 ms later every bucket is full again: they are forgotten to make room.
+        // 50 ms later every bucket is full again, but the table was swept 50 ms ago: still refused (a stream of new
+        // sources cannot make every initiation scan the table). At 250 ms the sweep forgets them all.
         let allowed9 = limiter.allow(newcomer, now: .zero + .milliseconds(50))
-        #expect(allowed9)
+        #expect(!allowed9)
+        let allowed10 = limiter.allow(newcomer, now: .zero + InitiationRateLimiter.sweepInterval)
+        #expect(allowed10)
         #expect(limiter.trackedSources == 1)
     }
 }

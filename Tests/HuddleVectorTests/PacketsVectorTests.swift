@@ -193,6 +193,8 @@ func seal(_ plaintext: [UInt8], with keypair: TransportKeypair, packetNumber: UI
 func open(_ datagram: [UInt8], with keypair: inout TransportKeypair) throws -> [UInt8]? {
     var buffer = datagram
     let header = try withBytes(datagram) { raw throws(WireError) in try TransportPacket(decoding: raw).header }
-    let range = buffer.withUnsafeMutableBytes { raw in keypair.open(raw, header: header) }
+    let range = buffer.withUnsafeMutableBytes { raw in
+        keypair.open(raw, header: header, failureLimit: ProtocolLimits.maxAuthenticationFailuresPerKeypair)
+    }
     return range.map { Array(buffer[$0]) }
 }

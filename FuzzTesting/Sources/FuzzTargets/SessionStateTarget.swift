@@ -9,15 +9,15 @@ import HuddleWire
 /// ``SessionCore`` and ``JournalCore``, with simulated time passing between them.
 ///
 /// Invariants checked after every input, beyond "no crash": the victim's bounded state stays within its named limits
-/// (messages held for non-members, journal attachments and deferred announcements), and the third member is not
-/// affected: it and the victim still see each other as members, and a message it sends afterwards reaches the
-/// victim.
+/// (journal attachments and deferred announcements; the early-message hold too, though a member's messages never go
+/// there), and the third member is not affected: it and the victim still see each other as members, and a message
+/// it sends afterwards reaches the victim. The sender is a member, so paths for non-members are not reached here.
 ///
 /// Input format, repeated until the bytes run out: an operation byte (its value modulo 8 picks the kind), then for the
 /// payload kinds a length byte and that many payload bytes (fewer if the input ends):
 /// 0 control message (channel 1), 1 journal control (channel 2), 2 journal bulk (channel 200), 3 messenger message
 /// (channel 16), 4 messenger datagram (channel 16), 5 wait (next byte x 10 ms), 6 ANNOUNCE of a manifest signed by a
-/// key the next byte picks (size from the two after), 7 CHUNK_REQUEST for the shared attachment (index from the next
+/// key the next byte picks (size from the two after, in 2 KiB), 7 CHUNK_REQUEST for the shared attachment (index from the next
 /// byte).
 public enum SessionStateTarget: FuzzTarget {
     public static let name = "session-state"
@@ -71,7 +71,7 @@ public enum SessionStateTarget: FuzzTarget {
         let victimKey = session.staticKey(victim)
         var bytes = Array(input)[...]
         var operations = 0
-        while let operation = bytes.popFirst(), operations < 64 {
+        while let operation = bytes.popFirst(), operations < 256 {
             operations += 1
             switch operation % 8 {
             case 0, 1, 2, 3:
@@ -87,7 +87,8 @@ public enum SessionStateTarget: FuzzTarget {
                 try? net.run(for: .milliseconds(10 * tenths))
             case 6:
                 let signer = bytes.popFirst() ?? 0
-                let size = UInt64(bytes.popFirst() ?? 0) << 8 | UInt64(bytes.popFirst() ?? 0)
+                // Up to 128 MiB in 2 KiB steps: enough to reach the per-author byte bound and the size limit.
+                let size = (UInt64(bytes.popFirst() ?? 0) << 8 | UInt64(bytes.popFirst() ?? 0)) << 11
                 guard let key = try? Ed25519PrivateKey(seedBytes: [UInt8](repeating: signer, count: 32)),
                     let manifest = try? AttachmentManifest(
                         id: AttachmentID(bytes: [UInt8](repeating: signer, count: 15) + [UInt8(operations)])!,

@@ -26,18 +26,40 @@ extension Connection {
         // replay window's storage, and recording the packet number would then copy that storage on every packet.
         case .current:
             guard let created = current?.created, now - created < configuration.rejectAfterTime else { return nil }
-            range = current!.open(datagram, header: header)
+            range = current!.open(
+                datagram, header: header, failureLimit: configuration.maxAuthenticationFailuresPerKeypair)
         case .previous:
             guard let created = previous?.created, now - created < configuration.rejectAfterTime else { return nil }
-            range = previous!.open(datagram, header: header)
+            range = previous!.open(
+                datagram, header: header, failureLimit: configuration.maxAuthenticationFailuresPerKeypair)
             // Never confirmed (still connecting): the initiator completed with our answer to its earlier initiation.
             if range != nil, current == nil { confirmPrevious(now: now) }
         case .next:
             guard next != nil else { return nil }
-            range = next!.open(datagram, header: header)
+            range = next!.open(
+                datagram, header: header, failureLimit: configuration.maxAuthenticationFailuresPerKeypair)
             if range != nil { confirmNext(now: now) }
         }
+        if range == nil { noteExhaustion(slot) }
         return range
+    }
+
+    /// Counts, once, a keypair that reached its integrity limit (only on the failure path: the hot path reads
+    /// nothing more than before).
+    private mutating func noteExhaustion(_ slot: KeySlot) {
+        let limit = configuration.maxAuthenticationFailuresPerKeypair
+        switch slot {
+        case .current:
+            guard current?.authenticationFailures == limit, current?.exhaustionCounted == false else { return }
+            current!.exhaustionCounted = true
+        case .previous:
+            guard previous?.authenticationFailures == limit, previous?.exhaustionCounted == false else { return }
+            previous!.exhaustionCounted = true
+        case .next:
+            guard next?.authenticationFailures == limit, next?.exhaustionCounted == false else { return }
+            next!.exhaustionCounted = true
+        }
+        statistics.keypairsExhausted += 1
     }
 
     /// Installs the keypair of a handshake this side initiated: confirmed at once (the response proved the peer

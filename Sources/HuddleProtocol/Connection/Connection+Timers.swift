@@ -53,6 +53,10 @@ extension Connection {
         guard let created = current?.created, let isInitiator = current?.isInitiator, initiation == nil,
             nextInitiationAt == nil, next == nil, isOpen
         else { return nil }
+        // A keypair at its integrity limit accepts nothing more: either side rekeys at once.
+        if current?.isExhausted(failureLimit: configuration.maxAuthenticationFailuresPerKeypair) == true {
+            return created
+        }
         let grace = isInitiator ? Duration.zero : configuration.handshakeRetryInterval * 3
         return created + configuration.rekeyAfterTime + grace
     }

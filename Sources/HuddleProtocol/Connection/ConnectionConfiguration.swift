@@ -34,6 +34,10 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var rejectAfterTime: Duration = .seconds(180)
     /// Packets sent under one keypair before a new handshake starts.
     public var rekeyAfterPackets: UInt64 = ProtocolLimits.rekeyAfterPackets
+    /// Packets under one keypair that may fail authentication before it is retired: it then accepts nothing more and
+    /// a new handshake starts at once, from either side (``ProtocolLimits/maxAuthenticationFailuresPerKeypair``,
+    /// 2^24). Lower it only in tests.
+    public var maxAuthenticationFailuresPerKeypair: UInt64 = ProtocolLimits.maxAuthenticationFailuresPerKeypair
     /// The wait before the first retry of an unanswered handshake initiation. Each further retry waits twice as long,
     /// up to ``handshakeRetryInterval``, plus a random extra of up to a quarter of the wait (at most
     /// ``handshakeJitter``). 250 ms is below RFC 9002's initial probe timeout for an unknown path (3 x 333 ms) because

@@ -20,6 +20,9 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var datagramsDropped = 0
     /// Completed handshakes (the first one and every rekey).
     public var handshakes = 0
+    /// Keypairs retired because too many packets failed authentication under them
+    /// (``ConnectionConfiguration/maxAuthenticationFailuresPerKeypair``).
+    public var keypairsExhausted = 0
     /// Times the receive window doubled (flow-control auto-tuning).
     public var receiveWindowIncreases = 0
     /// Times the connection moved to another route (the peer migrated, hole punching, or falling back).

@@ -9,13 +9,20 @@ struct InitiationRateLimiter: Sendable {
     }
 
     private var buckets: [[UInt8]: Bucket] = [:]
+    /// When the full table was last swept: at most once per ``sweepInterval``, so a stream of new sources cannot
+    /// make every initiation scan the table.
+    private var lastSweep: Instant?
+    /// The time a bucket takes to refill from empty: 250 ms.
+    static let sweepInterval = Duration.milliseconds(
+        Int64(1000 * ProtocolLimits.initiationBurstPerSource / ProtocolLimits.initiationsPerSecondPerSource))
 
     /// Sources tracked now (for tests).
     var trackedSources: Int { buckets.count }
 
     /// Whether an initiation from `source` may go on to Diffie-Hellman at `now`; takes a token when it may. A source
     /// not seen yet starts with a full bucket. With ``ProtocolLimits/maxRateLimitedSources`` tracked, sources whose
-    /// bucket has refilled are forgotten first; a new source finding the table still full is refused.
+    /// bucket has refilled are forgotten (a sweep at most every ``sweepInterval``); a new source finding the table
+    /// still full is refused.
     mutating func allow(_ source: Route, now: Instant) -> Bool {
         let key = Self.key(source)
         let burst = Double(ProtocolLimits.initiationBurstPerSource)
@@ -25,7 +32,12 @@ struct InitiationRateLimiter: Sendable {
             bucket.tokens = min(burst, bucket.tokens + Self.seconds(now - bucket.updated) * Self.rate)
             bucket.updated = now
         } else {
-            if buckets.count >= ProtocolLimits.maxRateLimitedSources { forgetRefilled(now: now) }
+            if buckets.count >= ProtocolLimits.maxRateLimitedSources,
+                lastSweep.map({ now - $0 >= Self.sweepInterval }) ?? true
+            {
+                lastSweep = now
+                forgetRefilled(now: now)
+            }
             guard buckets.count < ProtocolLimits.maxRateLimitedSources else { return false }
             bucket = Bucket(tokens: burst, updated: now)
         }
@@ -43,13 +55,18 @@ struct InitiationRateLimiter: Sendable {
         buckets = buckets.filter { _, bucket in bucket.tokens + Self.seconds(now - bucket.updated) * Self.rate < burst }
     }
 
-    /// What identifies a source: the IP address (an IPv6 /64, which one host usually has whole), or for a relayed
-    /// initiation the relay and the key it vouched for.
+    /// What identifies a source: the IP address (an IPv6 /64, which one host usually has whole; an IPv4 address
+    /// mapped into IPv6 by a dual-stack socket is its IPv4 address), or for a relayed initiation the relay and the
+    /// key it vouched for.
     static func key(_ source: Route) -> [UInt8] {
         switch source {
         case .direct(let address):
             let bytes = address.addressBytes
-            return bytes.count == 16 ? Array(bytes.prefix(8)) : bytes
+            guard bytes.count == 16 else { return bytes }
+            if bytes.prefix(10).allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return Array(bytes.suffix(4))
+            }
+            return Array(bytes.prefix(8))
         case .relayed:
             return source.canonicalBytes
         }

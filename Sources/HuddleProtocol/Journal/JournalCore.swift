@@ -99,7 +99,7 @@ public struct JournalCore<Store: JournalChunkStore> {
     public mutating func handle(_ event: SessionEvent, endpoint: inout Endpoint, now: Instant) -> SessionEvent? {
         switch event {
         case .participantJoined(let member):
-            state.memberSeen(signingKey: member.identity.signingKey)
+            state.memberSeen(signingKey: member.identity.signingKey, now: now)
             state.peerActive(member.staticKey, now: now)
         case .participantLeft(let member, _):
             state.peerInactive(member.staticKey, now: now)

@@ -18,14 +18,26 @@ struct AuthorUsage: Sendable {
 
 extension JournalState {
     /// Records that `signingKey` belongs to a member (it joined while this node was in the session, or this node
-    /// added an attachment of it), so its attachments count against its own bound, not the strangers' one. At most
+    /// added an attachment of it), so its attachments count against its own bound, not the strangers' one; its
+    /// announcements that waited as a stranger's move to its own share and are admitted if they fit there. At most
     /// ``ProtocolLimits/maxKnownJournalAuthors`` are remembered, the oldest forgotten first.
-    public mutating func memberSeen(signingKey: Ed25519PublicKey) {
+    public mutating func memberSeen(signingKey: Ed25519PublicKey, now: Instant) {
         guard knownAuthors.insert(signingKey).inserted else { return }
         knownAuthorOrder.append(signingKey)
         if knownAuthorOrder.count > ProtocolLimits.maxKnownJournalAuthors, let oldest = knownAuthorOrder.popFirst() {
             knownAuthors.remove(oldest)
         }
+        guard let waiting = deferredAnnounces[.stranger], waiting.contains(where: { $0.author == signingKey }) else {
+            return
+        }
+        let kept = waiting.filter { $0.author != signingKey }
+        deferredAnnounces[.stranger] = kept.isEmpty ? nil : kept
+        let own = deferredAnnounces[.member(signingKey)] ?? []
+        let moved = waiting.filter { $0.author == signingKey }
+        let room = max(0, ProtocolLimits.maxDeferredAnnouncesPerAuthor - own.count)
+        announcesRefused += max(0, moved.count - room)
+        deferredAnnounces[.member(signingKey)] = own + moved.prefix(room)
+        admitWaiting(in: .member(signingKey), now: now)
     }
 
     /// The share `manifest` counts against.
@@ -60,8 +72,7 @@ extension JournalState {
         authorUsage[bucket, default: AuthorUsage()].bytes += manifest.size
     }
 
-    /// Releases a dropped attachment's share, then admits the announcements that waited for room there (in the
-    /// order they came).
+    /// Releases a dropped attachment's share, then admits the announcements that waited for room there.
     mutating func uncountAuthor(_ manifest: AttachmentManifest, now: Instant) {
         guard let bucket = countedIn.removeValue(forKey: manifest.id) else { return }
         if var usage = authorUsage[bucket] {
@@ -69,20 +80,32 @@ extension JournalState {
             usage.bytes -= manifest.size
             authorUsage[bucket] = usage.count > 0 ? usage : nil
         }
-        while var waiting = deferredAnnounces[bucket], let next = waiting.first {
-            if attachments[next.id] != nil || tombstoneSet.contains(next.id) {
-                // Admitted since through another share, or removed: it no longer waits.
-                waiting.removeFirst()
-            } else if fitsAuthorBound(next), attachments.count < ProtocolLimits.maxJournalAttachments {
-                waiting.removeFirst()
-                deferredAnnounces[bucket] = waiting.isEmpty ? nil : waiting
-                admit(next, from: nil, now: now)
-                continue
+        admitWaiting(in: bucket, now: now)
+    }
+
+    /// Admits, in the order they came, the announcements waiting in `bucket` that fit now; one that does not fit (a
+    /// large one) does not hold back smaller ones behind it. Those admitted or removed meanwhile leave the line.
+    mutating func admitWaiting(in bucket: AuthorBucket, now: Instant) {
+        guard let waiting = deferredAnnounces[bucket] else { return }
+        var kept: [AttachmentManifest] = []
+        var admitted: [AttachmentManifest] = []
+        var usage = authorUsage[bucket] ?? AuthorUsage()
+        var total = attachments.count
+        for manifest in waiting where attachments[manifest.id] == nil && !tombstoneSet.contains(manifest.id) {
+            if usage.count < ProtocolLimits.maxJournalAttachmentsPerAuthor
+                && usage.bytes + manifest.size <= ProtocolLimits.maxJournalBytesPerAuthor
+                && total < ProtocolLimits.maxJournalAttachments
+            {
+                admitted.append(manifest)
+                usage.count += 1
+                usage.bytes += manifest.size
+                total += 1
             } else {
-                return
+                kept.append(manifest)
             }
-            deferredAnnounces[bucket] = waiting.isEmpty ? nil : waiting
         }
+        deferredAnnounces[bucket] = kept.isEmpty ? nil : kept
+        for manifest in admitted { admit(manifest, from: nil, now: now) }
     }
 
     /// Keeps an ANNOUNCE over its share's bound until removals make room: an honest author never goes over its

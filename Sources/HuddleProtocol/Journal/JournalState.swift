@@ -180,7 +180,7 @@ public struct JournalState: Sendable {
             throw .limitExceeded(what: "journal attachments", limit: ProtocolLimits.maxJournalAttachments)
         }
         // This node vouches for what it adds itself: the author counts as a member here.
-        memberSeen(signingKey: manifest.author)
+        memberSeen(signingKey: manifest.author, now: now)
         guard fitsAuthorBound(manifest) else { throw authorBoundError(manifest) }
         guard MerkleTree.verify(leaves: leaves, chunkCount: manifest.chunkCount, root: manifest.root) else {
             throw .malformed("the leaf list does not match the manifest's root")

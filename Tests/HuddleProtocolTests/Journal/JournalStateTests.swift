@@ -280,7 +280,7 @@ struct JournalStateTests {
         let peer = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
         node.peerActive(peer, now: .zero)
         let authors = ProtocolLimits.maxJournalAttachments / ProtocolLimits.maxJournalAttachmentsPerAuthor
-        for author in 0...authors { node.memberSeen(signingKey: try Self.authorKey(author).publicKey) }
+        for author in 0...authors { node.memberSeen(signingKey: try Self.authorKey(author).publicKey, now: .zero) }
         for author in 0..<authors {
             for index in 0..<ProtocolLimits.maxJournalAttachmentsPerAuthor {
                 let manifest = try Self.authored(index, by: author)
@@ -320,7 +320,7 @@ struct JournalStateTests {
         let honest = try X25519PublicKey(bytes: [UInt8](repeating: 3, count: 32))
         node.peerActive(greedy, now: .zero)
         node.peerActive(honest, now: .zero)
-        for author in 0..<2 { node.memberSeen(signingKey: try Self.authorKey(author).publicKey) }
+        for author in 0..<2 { node.memberSeen(signingKey: try Self.authorKey(author).publicKey, now: .zero) }
         let limit = ProtocolLimits.maxJournalAttachmentsPerAuthor
         let waiting = ProtocolLimits.maxDeferredAnnouncesPerAuthor
         // The greedy author announces its limit, then the most that may wait, then 10 more.
@@ -364,7 +364,7 @@ struct JournalStateTests {
         var node = JournalState(local: try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 32)))
         let peer = try X25519PublicKey(bytes: [UInt8](repeating: 2, count: 32))
         node.peerActive(peer, now: .zero)
-        node.memberSeen(signingKey: try Self.authorKey(0).publicKey)
+        node.memberSeen(signingKey: try Self.authorKey(0).publicKey, now: .zero)
         let limit = ProtocolLimits.maxJournalAttachmentsPerAuthor
         // Authors 1...150 were never members here: one attachment each.
         for author in 1...150 {
@@ -377,6 +377,14 @@ struct JournalStateTests {
         // The member's own share is untouched.
         try node.receive(JournalMessage.announce(try Self.authored(0, by: 0)).encoded(), from: peer, now: .zero)
         #expect(node.manifests.count == limit + 1)
+        // A waiting stranger turns out to be a member (it is seen joining): its announcement moves to its own share
+        // and comes in at once.
+        let waitingAuthor = limit + 1
+        let waitingID = try Self.authored(0, by: waitingAuthor).id
+        #expect(!node.manifests.contains { $0.id == waitingID })
+        node.memberSeen(signingKey: try Self.authorKey(waitingAuthor).publicKey, now: .zero)
+        #expect(node.manifests.contains { $0.id == waitingID })
+        #expect(node.deferredAnnounceCount == ProtocolLimits.maxDeferredAnnouncesPerAuthor - 1)
     }
 
     @Test("An author's bytes are bounded too: ten 100 MiB attachments, the eleventh waits")
