@@ -21,6 +21,10 @@ public enum ProtocolLimits {
     /// initiations under an invitation are dropped and counted until one completes or times out. Bounds what a
     /// leaked ticket can make an endpoint hold.
     public static let maxAdmittedPeers = 64
+    /// How long a pending peer that proved its address (a cookie, under load) keeps its slot against one that did
+    /// not, if it never completes its handshake: 5 s. An honest joiner confirms within a round trip; without this, a
+    /// flood of cookie-answering initiations that never confirm held every slot until their handshakes timed out.
+    public static let unconfirmedAdmissionGrace = Duration.seconds(5)
     /// Under load (more than ``EndpointConfiguration/initiationsPerSecondBeforeCookies`` initiations a second),
     /// initiations with a valid cookie one source (an IPv4 address, an IPv6 /64, a relayed peer) may take to
     /// Diffie-Hellman per second: 20, as WireGuard. Beyond it they are dropped and counted, no reply.

@@ -175,6 +175,58 @@ struct EndpointAdmissionTests {
         #expect(later == burst)
     }
 
+    @Test("Pending peers that proved their address but never confirm keep their slots for 5 s, then yield to a joiner")
+    func provedButUnconfirmedYield() throws {
+        var random = ChaChaRandomGenerator(seed: 10)
+        var configuration = EndpointConfiguration(
+            identity: Identity(using: &random), prologue: EndpointPair.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
+        configuration.initiationsPerSecondBeforeCookies = 10
+        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
+        try host.addAdmission(
+            Self.invitation,
+            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
+        )
+        /// A joiner from its own address that answers cookie replies but drops the host's response, so it never
+        /// confirms; returns whether the host answered it.
+        func flooder(_ index: Int, now: Instant) throws -> Bool {
+            var joiner = EndpointPair.endpoint(seed: 2_000 + UInt64(index))
+            try joiner.addPeer(
+                PeerCredentials(
+                    staticKey: host.staticKey, presharedKey: EndpointPair.secret(70),
+                    macSecret: EndpointPair.secret(71)))
+            let address = NetworkAddress(ipv4: 10, 1, UInt8(index >> 8), UInt8(index & 0xFF), port: 4000)
+            try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: now)
+            var answered = false
+            while true {
+                let fromJoiner = EndpointPair.drain(&joiner, now: now)
+                let fromHost = EndpointPair.drain(&host, now: now)
+                if fromJoiner.isEmpty && fromHost.isEmpty { return answered }
+                for datagram in fromJoiner { host.handle(datagram: datagram, from: address, now: now) }
+                for datagram in fromHost {
+                    switch try? PacketClassifier.classify(datagram) {
+                    case .handshakeResponse: answered = true
+                    case .cookieReply: joiner.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+                    default: break
+                    }
+                }
+            }
+        }
+        // Under load (more than 10 initiations in the second) the flood proves its addresses: all 64 slots end up
+        // held by proved, unconfirmed peers.
+        for index in 0..<80 { _ = try flooder(index, now: .zero) }
+        #expect(host.statistics.cookieRepliesSent > 0)
+        // The flood is over. A joiner that does not need a cookie any more, 2 s later: refused, the slots are young.
+        #expect(!(try flooder(500, now: .zero + .seconds(2))))
+        let refused = host.statistics.admissionsRefused
+        #expect(refused >= 1)
+        // 6 s after the flood the oldest proved peer has had its chance: it yields.
+        let evicted = host.statistics.admissionsEvicted
+        #expect(try flooder(501, now: .zero + .seconds(6)), "admitted")
+        #expect(host.statistics.admissionsEvicted == evicted + 1)
+        #expect(host.statistics.admissionsRefused == refused)
+    }
+
     @Test("A joiner with the wrong mac secret costs one keyed hash and gets no reply")
     func wrongMacSecret() throws {
         var (host, _) = try Self.hostAndJoiner()

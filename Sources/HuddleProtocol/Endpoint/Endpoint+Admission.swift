@@ -61,27 +61,35 @@ extension Endpoint {
     }
 
     /// The pending peer whose connection has waited longest for the first packet under our answer, if any pending
-    /// peer has not completed its handshake: one that did not prove its address first, then (when
-    /// `includingProved`) one that did.
-    func oldestUnconfirmedAdmittedPeer(includingProved: Bool) -> X25519PublicKey? {
-        let unproved = oldestUnconfirmed(admittedPeers.keys.filter { !provedAdmittedPeers.contains($0) })
-        guard unproved == nil, includingProved else { return unproved }
-        return oldestUnconfirmed(Array(provedAdmittedPeers))
+    /// peer has not completed its handshake: one that did not prove its address first, then one that did, when
+    /// `includingProved` or once it has waited ``ProtocolLimits/unconfirmedAdmissionGrace`` (an honest joiner
+    /// confirms within a round trip; a flood of cookie-answering initiations that never confirm must not hold every
+    /// slot until their handshakes time out, 90 s after the flood ended).
+    func oldestUnconfirmedAdmittedPeer(includingProved: Bool, now: Instant) -> X25519PublicKey? {
+        if let unproved = oldestUnconfirmed(admittedPeers.keys.filter { !provedAdmittedPeers.contains($0) }) {
+            return unproved.peer
+        }
+        guard let proved = oldestUnconfirmed(Array(provedAdmittedPeers)) else { return nil }
+        if includingProved { return proved.peer }
+        guard proved.since.map({ now - $0 >= ProtocolLimits.unconfirmedAdmissionGrace }) ?? true else { return nil }
+        return proved.peer
     }
 
-    private func oldestUnconfirmed(_ candidates: [X25519PublicKey]) -> X25519PublicKey? {
-        var oldest: (peer: X25519PublicKey, since: Instant)?
+    /// The candidate that has waited longest without completing its handshake, with when it started waiting (`nil`:
+    /// its connection is gone).
+    private func oldestUnconfirmed(_ candidates: [X25519PublicKey]) -> (peer: X25519PublicKey, since: Instant?)? {
+        var oldest: (peer: X25519PublicKey, since: Instant?)?
         for peer in candidates {
             // A pending peer whose connection is already gone holds a slot for nothing: it goes first.
-            guard let id = connectionByPeer[peer], let slot = connections.slot(of: id) else { return peer }
+            guard let id = connectionByPeer[peer], let slot = connections.slot(of: id) else { return (peer, nil) }
             // Two fields read in place (binding the connection would copy it, and retain every buffer it holds).
             let waiting: Instant? =
                 connections.slots[slot]?.state == .connecting
                 ? (connections.slots[slot]?.lastInitiationAcceptedAt ?? .zero) : nil
             guard let waiting else { continue }
-            if oldest.map({ waiting < $0.since }) ?? true { oldest = (peer, waiting) }
+            if oldest.map({ waiting < ($0.since ?? .zero) }) ?? true { oldest = (peer, waiting) }
         }
-        return oldest?.peer
+        return oldest
     }
 
     /// The admission whose `mac1` key authenticates `initiation`, if any.
@@ -105,7 +113,7 @@ extension Endpoint {
             return false
         }
         if admittedPeers[initiator] == nil, admittedPeers.count >= ProtocolLimits.maxAdmittedPeers {
-            guard let stale = oldestUnconfirmedAdmittedPeer(includingProved: proved) else {
+            guard let stale = oldestUnconfirmedAdmittedPeer(includingProved: proved, now: now) else {
                 statistics.admissionsRefused += 1
                 return false
             }
