@@ -46,6 +46,8 @@ public struct ChurnScenario {
         var net = SimulatedNetwork(
             seed: seed, nodes: session.journalNodes(),
             conditions: LinkConditions(latency: latency, lossRate: lossRate))
+        // Crashes, restarts and rekeys under churn must never send two packets under one (key, nonce) pair.
+        Invariants.installNonceLedger(on: &net)
         var contentRandom = ChaChaRandomGenerator(seed: seed)
         let content = contentRandom.bytes(count: random.integer(in: 64 * 1024...1024 * 1024))
         net.options = [

@@ -11,9 +11,7 @@ public enum Invariants {
             }
             return nil
         }
-        let ledger = NonceLedger()
-        net.observeTransmits { source, transmit in ledger.record(source: source, transmit: transmit) }
-        net.addChecker("no (key, nonce) pair used twice") { _ in ledger.firstReuse }
+        installNonceLedger(on: &net)
         net.addChecker("buffers within limits") { net in
             for index in 0..<net.nodeCount {
                 guard let endpoint = net.node(index)?.endpoint else { continue }
@@ -24,6 +22,16 @@ public enum Invariants {
             }
             return nil
         }
+    }
+}
+
+extension Invariants {
+    /// Installs the (key, nonce) ledger on any simulated network (journal, membership and churn simulations too): a
+    /// transport packet number sent twice under one receiver index fails the run (TEST-MATRIX T8, R-cases).
+    public static func installNonceLedger<Node: SimulatedNode>(on net: inout SimulatedNetwork<Node>) {
+        let ledger = NonceLedger()
+        net.observeTransmits { source, transmit in ledger.record(source: source, transmit: transmit) }
+        net.addChecker("no (key, nonce) pair used twice") { _ in ledger.firstReuse }
     }
 }
 

@@ -122,7 +122,8 @@ def build_initiations(count, host_static, creds):
 # --- The flood ---------------------------------------------------------------------------------
 
 class Flood:
-    def __init__(self, target, initiations, rate, duration, n_sockets, cookie_key, answer_cookies):
+    def __init__(self, target, initiations, rate, duration, n_sockets, cookie_key, answer_cookies,
+                 source_ip="127.0.0.1"):
         self.target, self.initiations = target, initiations
         self.rate, self.duration = rate, duration
         self.cookie_key, self.answer_cookies = cookie_key, answer_cookies
@@ -130,7 +131,7 @@ class Flood:
         for _ in range(n_sockets):
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-            s.bind(("127.0.0.1", 0))
+            s.bind((source_ip, 0))
             s.setblocking(False)
             self.socks.append(s)
         self.by_index = {}                    # sender index -> (socket number, mac1)
@@ -342,7 +343,7 @@ def run(args):
 
         stderr_mark = len(host.stderr_lines)
         flood = Flood(target, initiations, args.rate, args.duration, args.sockets,
-                      crypto.cookie_key(creds["mac_secret"], host_static), args.answer_cookies)
+                      crypto.cookie_key(creds["mac_secret"], host_static), args.answer_cookies, args.source_ip)
         own_cpu0 = time.process_time()
         joiner = None
         if args.join_at is not None and count:
@@ -483,6 +484,9 @@ def main():
                    help="run the host with --log-level debug and report its handshake-drop counter lines")
     p.add_argument("--joiner-log", help="run the joiner in the flood with --log-level debug, its stderr to this file")
     p.add_argument("--json-out", help="also write the result as JSON to this file")
+    p.add_argument("--source-ip", default="127.0.0.1",
+                   help="the flooder's source address (127.0.0.2 keeps the joiner, on 127.0.0.1, off its per-address "
+                        "Diffie-Hellman budget, as on a real network)")
     p.add_argument("--summarize", nargs="+", metavar="JSON", help="print one Markdown table of saved results")
     args = p.parse_args()
     args.huddle = os.path.abspath(args.huddle)
