@@ -37,6 +37,59 @@ struct MembershipTests {
         indices.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
     }
 
+    /// TEST-MATRIX X2 (the simulator's SIGSTOP): a member frozen right after the mesh formed, everything sent to it
+    /// waiting as in a stopped process's socket buffer. A peer with an established connection times it out 30-40 s
+    /// after it last heard from it; a peer whose direct handshake with it was still in flight when it froze (here
+    /// node 1) gives up only at the 90 s handshake timeout, so the pause is 100 s (the matrix's 30 s would end before
+    /// anyone notices).
+    @Test("X2: a member paused 100 s is reported unreachable by the others, then comes back and is active again")
+    func pausedMemberRecovers() throws {
+        var (net, session, _) = try Self.mesh(count: 3, seed: 303)
+        let everyone = Self.allKeys(session, 0..<3)
+        #expect(
+            try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(10)))
+        let paused = session.staticKey(2)
+        net.pause(2, for: .seconds(100))
+        let others = Self.allKeys(session, 0..<2)
+        #expect(
+            try net.run(
+                until: { net in (0..<2).allSatisfy { net.node($0)!.activeKeys == others } }, timeout: .seconds(98)))
+        for index in 0..<2 {
+            let reasons = net.node(index)!.events.compactMap { entry -> MembershipAction.DepartureReason? in
+                guard case .participantLeft(let member, let reason) = entry.event, member.staticKey == paused else {
+                    return nil
+                }
+                return reason
+            }
+            #expect(reasons == [.unreachable], "node \(index)")
+        }
+        // It wakes up (its own timers all due at once) and reconnects: node 0 and it see each other again within
+        // seconds. Node 1 and it do not (a partial mesh that had not healed 60 s later when this test was written):
+        // a known bug, kept visible here until the membership heals it (withKnownIssue fails once it is fixed).
+        let founder = session.staticKey(0)
+        #expect(
+            try net.run(
+                until: { net in
+                    net.node(0)!.activeKeys == everyone && net.node(2)!.activeKeys.contains(founder)
+                }, timeout: .seconds(30)))
+        let marker = Array("back from the pause".utf8)
+        #expect(try net.withNode(2) { $0.send(marker, on: ChannelID(16), to: founder) })
+        #expect(
+            try net.run(
+                until: { net in
+                    net.node(0)!.events.contains { entry in
+                        guard case .message(let from, _, let bytes) = entry.event else { return false }
+                        return from.staticKey == paused && bytes == marker
+                    }
+                }, timeout: .seconds(10)))
+        withKnownIssue("after the pause node 1 and the paused member do not reconnect (TEST-MATRIX X2)") {
+            let healed = try net.run(
+                until: { net in (0..<3).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(60))
+            #expect(healed, "active views: \((0..<3).map { net.node($0)!.activeKeys.count })")
+        }
+    }
+
     @Test("Five nodes join through one member and end up in a full mesh, seeing each other", arguments: 1...5)
     func fullMesh(seed: UInt64) throws {
         var (net, session, _) = try Self.mesh(count: 5, seed: seed)
