@@ -115,6 +115,20 @@ public struct Endpoint {
         return id
     }
 
+    /// Makes the still-connecting connection to `peer` start a handshake of its own when it only waits as a
+    /// responder (it answered the peer's initiation, and the peer never confirmed the keys: the answer went to an
+    /// initiation the peer had already replaced). Returns whether it did. Without this, both sides could wait for
+    /// each other until the handshake timeout (TEST-MATRIX X2: a member paused mid-handshake).
+    @discardableResult
+    public mutating func initiateIfOnlyAnswering(_ peer: X25519PublicKey, now: Instant) -> Bool {
+        guard let id = liveConnection(to: peer), let connection = connections[id], connection.state == .connecting,
+            connection.initiation == nil, connection.nextInitiationAt == nil
+        else { return false }
+        connections[id]!.requestHandshake(now: now)
+        sendInitiationIfWanted(id, now: now)
+        return true
+    }
+
     /// The connection with `id`, for inspection.
     public func connection(_ id: ConnectionID) -> Connection? {
         connections.slot(of: id).flatMap { connections.slots[$0] }

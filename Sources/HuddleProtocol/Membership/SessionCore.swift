@@ -233,6 +233,8 @@ public struct SessionCore: Sendable {
             guard schedule.at <= now else { continue }
             let backoff = min(schedule.backoff * 2, ProtocolLimits.maxRedialInterval)
             redials[key] = (now + backoff, backoff)
+            // A connection that only answered the member's initiation (and was never confirmed) starts its own.
+            if endpoint.initiateIfOnlyAnswering(key, now: now) { continue }
             guard endpoint.liveConnectionID(for: key) == nil, let address = record.addresses.first else { continue }
             _ = try? endpoint.connect(to: key, at: address, now: now)
         }
