@@ -41,6 +41,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case attachmentRemoved
     /// The journal holds as many attachments as it may (``Journal/maxAttachments``); remove one first.
     case journalFull(limit: Int)
+    /// This node's own attachments reach what one author may have in the journal (`what`: the number of attachments,
+    /// 128, or their bytes, 1 GiB); remove some of them first.
+    case authorShareFull(what: String, limit: Int)
     /// The disk is full. The detail is the whole sentence (it says the disk is full and names the file). Verified
     /// data is kept; free space and try again.
     case diskFull(String)
@@ -79,6 +82,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
             "the attachment's metadata is \(size) bytes encoded; the limit is \(limit)"
         case .attachmentRemoved: "the attachment was removed from the journal (or the session ended)"
         case .journalFull(let limit): "the journal already holds \(limit) attachments; remove one first"
+        case .authorShareFull(let what, let limit):
+            "this participant's \(what) would exceed the limit of \(limit); remove some of its attachments first"
         // The store's sentences already say what happened and name the file; a prefix would say it twice.
         case .diskFull(let detail): detail
         case .fileUnreadable(let detail): detail
@@ -107,10 +112,12 @@ extension HuddleError {
     }
 
     /// The public error for adding or removing an attachment the core refused. (Metadata size is checked before the
-    /// core is asked, so the only limit `add` can exceed is the number of attachments.)
+    /// core is asked, so the limits `add` can exceed are the journal's and this author's share of it.)
     init(_ error: JournalError) {
         switch error {
         case .attachmentTooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
+        case .limitExceeded(let what, let limit) where what != JournalError.journalAttachments:
+            self = .authorShareFull(what: what, limit: limit)
         case .limitExceeded(_, let limit): self = .journalFull(limit: limit)
         case .unknownAttachment: self = .attachmentRemoved
         default: self = .storage(error.description)

@@ -49,7 +49,8 @@ public final class Journal: Sendable {
     ///
     /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
     ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,
-    ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/diskFull(_:)``, ``HuddleError/coding(_:)``.
+    ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/authorShareFull(what:limit:)``, ``HuddleError/diskFull(_:)``,
+    ///   ``HuddleError/coding(_:)``.
     public func add(_ data: Data, metadata: some Encodable & Sendable) async throws -> Attachment {
         try await add(data, encodedMetadata: Self.encode(metadata))
     }

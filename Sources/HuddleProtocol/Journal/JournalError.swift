@@ -29,3 +29,12 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension JournalError {
+    /// The `what` of ``limitExceeded(what:limit:)`` when a local add meets ``ProtocolLimits/maxJournalAttachments``.
+    public static let journalAttachments = "journal attachments"
+    /// ... ``ProtocolLimits/maxJournalAttachmentsPerAuthor``.
+    public static let attachmentsByOneAuthor = "attachments by one author"
+    /// ... ``ProtocolLimits/maxJournalBytesPerAuthor``.
+    public static let bytesByOneAuthor = "bytes of attachments by one author"
+}

@@ -58,10 +58,10 @@ extension JournalState {
         let usage = authorUsage[bucket(for: manifest)] ?? AuthorUsage()
         if usage.count >= ProtocolLimits.maxJournalAttachmentsPerAuthor {
             return .limitExceeded(
-                what: "attachments by one author", limit: ProtocolLimits.maxJournalAttachmentsPerAuthor)
+                what: JournalError.attachmentsByOneAuthor, limit: ProtocolLimits.maxJournalAttachmentsPerAuthor)
         }
         return .limitExceeded(
-            what: "bytes of attachments by one author", limit: Int(ProtocolLimits.maxJournalBytesPerAuthor))
+            what: JournalError.bytesByOneAuthor, limit: Int(ProtocolLimits.maxJournalBytesPerAuthor))
     }
 
     /// Counts a newly known attachment against its share (remembered, so it is released from the same share).

@@ -177,7 +177,7 @@ public struct JournalState: Sendable {
             throw .conflictingManifest
         }
         guard attachments.count < ProtocolLimits.maxJournalAttachments else {
-            throw .limitExceeded(what: "journal attachments", limit: ProtocolLimits.maxJournalAttachments)
+            throw .limitExceeded(what: JournalError.journalAttachments, limit: ProtocolLimits.maxJournalAttachments)
         }
         // This node vouches for what it adds itself: the author counts as a member here.
         memberSeen(signingKey: manifest.author, now: now)

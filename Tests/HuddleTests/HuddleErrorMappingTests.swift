@@ -1,0 +1,26 @@
+import HuddleProtocol
+import Testing
+
+@testable import Huddle
+
+@Suite("Errors the application gets for the core's refusals")
+struct HuddleErrorMappingTests {
+    @Test("A refused add names the bound it met: the journal's size, or this author's share (count or bytes)")
+    func journalLimits() {
+        let full = HuddleError(JournalError.limitExceeded(what: JournalError.journalAttachments, limit: 1_024))
+        guard case .journalFull(let limit) = full else {
+            Issue.record("\(full)")
+            return
+        }
+        #expect(limit == 1_024)
+        for (what, limit) in [(JournalError.attachmentsByOneAuthor, 128), (JournalError.bytesByOneAuthor, 1 << 30)] {
+            let error = HuddleError(JournalError.limitExceeded(what: what, limit: limit))
+            guard case .authorShareFull(let named, let bound) = error else {
+                Issue.record("\(error)")
+                continue
+            }
+            #expect(named == what && bound == limit)
+            #expect(error.description.contains(what), "\(error)")
+        }
+    }
+}
