@@ -80,4 +80,11 @@ public struct TransportKeypair: Sendable {
 
     /// Whether this keypair reached its integrity limit (``ConnectionConfiguration/maxAuthenticationFailuresPerKeypair``).
     func isExhausted(failureLimit: UInt64) -> Bool { authenticationFailures >= failureLimit }
+
+    /// Whether this keypair is exhausted and that was not noted before (it is noted now).
+    mutating func noteExhaustion(failureLimit: UInt64) -> Bool {
+        guard isExhausted(failureLimit: failureLimit), !exhaustionCounted else { return false }
+        exhaustionCounted = true
+        return true
+    }
 }

@@ -10,15 +10,32 @@ struct EndpointAdmissionTests {
     /// A host with an open admission, and a joiner that knows the host's key and the admission's secrets.
     static func hostAndJoiner(joinerSeed: UInt64 = 20) throws -> (host: Endpoint, joiner: Endpoint) {
         var host = EndpointPair.endpoint(seed: 10)
-        try host.addAdmission(
-            invitation,
-            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
-        )
-        var joiner = EndpointPair.endpoint(seed: joinerSeed)
+        try host.addAdmission(invitation, credentials: admissionCredentials)
+        return (host, try joiner(seed: joinerSeed, of: host))
+    }
+
+    static let admissionCredentials = AdmissionCredentials(
+        presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
+
+    /// A host with the invitation's admission open that demands cookies above `threshold` initiations a second.
+    static func host(cookiesAbove threshold: Int) throws -> Endpoint {
+        var random = ChaChaRandomGenerator(seed: 10)
+        var configuration = EndpointConfiguration(
+            identity: Identity(using: &random), prologue: EndpointPair.prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
+        configuration.initiationsPerSecondBeforeCookies = threshold
+        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
+        try host.addAdmission(invitation, credentials: admissionCredentials)
+        return host
+    }
+
+    /// A joiner (seed `seed`) that knows `host`'s key and the invitation's secrets.
+    static func joiner(seed: UInt64, of host: Endpoint) throws -> Endpoint {
+        var joiner = EndpointPair.endpoint(seed: seed)
         try joiner.addPeer(
             PeerCredentials(
                 staticKey: host.staticKey, presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71)))
-        return (host, joiner)
+        return joiner
     }
 
     @Test("A joiner the host never saw completes the handshake, exchanges messages, and is pending until added")
@@ -90,20 +107,8 @@ struct EndpointAdmissionTests {
     @Test("Under load a joiner gets a cookie reply under its admission's key and completes the handshake with mac2")
     func joinerUnderLoadGetsCookie() throws {
         // A host that demands cookies from every initiation (load threshold 0), with the invitation's admission.
-        var random = ChaChaRandomGenerator(seed: 10)
-        var configuration = EndpointConfiguration(
-            identity: Identity(using: &random), prologue: EndpointPair.prologue,
-            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
-        configuration.initiationsPerSecondBeforeCookies = 0
-        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
-        try host.addAdmission(
-            Self.invitation,
-            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
-        )
-        var joiner = EndpointPair.endpoint(seed: 20)
-        try joiner.addPeer(
-            PeerCredentials(
-                staticKey: host.staticKey, presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71)))
+        var host = try Self.host(cookiesAbove: 0)
+        var joiner = try Self.joiner(seed: 20, of: host)
         let id = try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: .zero)
         EndpointPair.exchange(&joiner, &host, now: .zero)
         #expect(host.statistics.cookieRepliesSent == 1, "the unknown joiner's mac1 verifies under the admission")
@@ -133,24 +138,8 @@ struct EndpointAdmissionTests {
 
     @Test("D2: under load one address that answers cookies gets 5 handshakes at once and 5 a second; another is served")
     func perSourceRateUnderLoad() throws {
-        var random = ChaChaRandomGenerator(seed: 10)
-        var configuration = EndpointConfiguration(
-            identity: Identity(using: &random), prologue: EndpointPair.prologue,
-            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
-        configuration.initiationsPerSecondBeforeCookies = 0
-        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
-        try host.addAdmission(
-            Self.invitation,
-            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
-        )
-        func joiner(_ seed: UInt64) throws -> Endpoint {
-            var joiner = EndpointPair.endpoint(seed: seed)
-            try joiner.addPeer(
-                PeerCredentials(
-                    staticKey: host.staticKey, presharedKey: EndpointPair.secret(70),
-                    macSecret: EndpointPair.secret(71)))
-            return joiner
-        }
+        var host = try Self.host(cookiesAbove: 0)
+        func joiner(_ seed: UInt64) throws -> Endpoint { try Self.joiner(seed: seed, of: host) }
         let burst = ProtocolLimits.initiationBurstPerSource
         // Twelve joiners from one address, each from its own port, at the same instant: the burst gets through.
         var answered = 0
@@ -177,24 +166,11 @@ struct EndpointAdmissionTests {
 
     @Test("Pending peers that proved their address but never confirm keep their slots for 5 s, then yield to a joiner")
     func provedButUnconfirmedYield() throws {
-        var random = ChaChaRandomGenerator(seed: 10)
-        var configuration = EndpointConfiguration(
-            identity: Identity(using: &random), prologue: EndpointPair.prologue,
-            wallClockAtOrigin: TAI64N(seconds: 1_700_000_010, nanoseconds: 0))
-        configuration.initiationsPerSecondBeforeCookies = 10
-        var host = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1010))
-        try host.addAdmission(
-            Self.invitation,
-            credentials: AdmissionCredentials(presharedKey: EndpointPair.secret(70), macSecret: EndpointPair.secret(71))
-        )
+        var host = try Self.host(cookiesAbove: 10)
         /// A joiner from its own address that answers cookie replies but drops the host's response, so it never
         /// confirms; returns whether the host answered it.
         func flooder(_ index: Int, now: Instant) throws -> Bool {
-            var joiner = EndpointPair.endpoint(seed: 2_000 + UInt64(index))
-            try joiner.addPeer(
-                PeerCredentials(
-                    staticKey: host.staticKey, presharedKey: EndpointPair.secret(70),
-                    macSecret: EndpointPair.secret(71)))
+            var joiner = try Self.joiner(seed: 2_000 + UInt64(index), of: host)
             let address = NetworkAddress(ipv4: 10, 1, UInt8(index >> 8), UInt8(index & 0xFF), port: 4000)
             try joiner.connect(to: host.staticKey, at: EndpointPair.address(2), now: now)
             var answered = false

@@ -48,18 +48,13 @@ extension Connection {
     /// nothing more than before).
     private mutating func noteExhaustion(_ slot: KeySlot) {
         let limit = configuration.maxAuthenticationFailuresPerKeypair
-        switch slot {
-        case .current:
-            guard current?.authenticationFailures == limit, current?.exhaustionCounted == false else { return }
-            current!.exhaustionCounted = true
-        case .previous:
-            guard previous?.authenticationFailures == limit, previous?.exhaustionCounted == false else { return }
-            previous!.exhaustionCounted = true
-        case .next:
-            guard next?.authenticationFailures == limit, next?.exhaustionCounted == false else { return }
-            next!.exhaustionCounted = true
-        }
-        statistics.keypairsExhausted += 1
+        let newlyExhausted =
+            switch slot {
+            case .current: current?.noteExhaustion(failureLimit: limit)
+            case .previous: previous?.noteExhaustion(failureLimit: limit)
+            case .next: next?.noteExhaustion(failureLimit: limit)
+            }
+        if newlyExhausted == true { statistics.keypairsExhausted += 1 }
     }
 
     /// Installs the keypair of a handshake this side initiated: confirmed at once (the response proved the peer

@@ -26,9 +26,8 @@ public struct JournalCore<Store: JournalChunkStore> {
     var events = Deque<JournalEvent>()
     /// Deferred store actions (and the events behind them) the driver has not taken yet.
     var storeActions = Deque<JournalAction>()
-    /// Deferred actions handed out (or waiting to be) and not completed yet.
-    public private(set) var outstandingStoreActions = 0
-    /// The same per attachment (an event waits only behind its own attachment's actions).
+    /// Deferred actions handed out (or waiting to be) and not completed yet, per attachment (an event waits only
+    /// behind its own attachment's actions).
     var outstandingByAttachment: [AttachmentID: Int] = [:]
     /// Test hook: rewrites every outgoing CHUNK message (to simulate a holder that serves corrupted data).
     @_spi(Testing) public var chunkTamper: (@Sendable ([UInt8]) -> [UInt8])?
@@ -47,10 +46,12 @@ public struct JournalCore<Store: JournalChunkStore> {
     /// ``JournalStoreCompletion/event(_:)`` when the actions before it are done.
     public mutating func pollStoreAction() -> JournalAction? { storeActions.popFirst() }
 
+    /// Deferred actions handed out (or waiting to be) and not completed yet.
+    public var outstandingStoreActions: Int { outstandingByAttachment.values.reduce(0, +) }
+
     /// Takes back one deferred action the driver applied, in the order they were polled, then applies what follows
     /// from it.
     public mutating func complete(_ completion: JournalStoreCompletion, endpoint: inout Endpoint, now: Instant) {
-        outstandingStoreActions -= 1
         let id = completion.attachmentID
         if let count = outstandingByAttachment[id] { outstandingByAttachment[id] = count > 1 ? count - 1 : nil }
         take(completion, now: now)
@@ -162,7 +163,6 @@ public struct JournalCore<Store: JournalChunkStore> {
     /// Queues an action (or an event that waits behind them) for the driver.
     private mutating func deferToDriver(_ action: JournalAction, about id: AttachmentID) {
         storeActions.append(action)
-        outstandingStoreActions += 1
         outstandingByAttachment[id, default: 0] += 1
     }
 

@@ -139,20 +139,16 @@ public struct SessionCore: Sendable {
         endpoint: inout Endpoint, now: Instant
     ) {
         var held = early[peer] ?? EarlyMessages()
-        guard held.messages.count < 2 * ProtocolLimits.maxEarlyMessagesPerPeer,
-            held.bytes + bytes.count <= 2 * ProtocolLimits.maxEarlyMessageBytesPerPeer
-        else {
+        let count = held.messages.count
+        let total = held.bytes + bytes.count
+        if count < 2 * ProtocolLimits.maxEarlyMessagesPerPeer, total <= 2 * ProtocolLimits.maxEarlyMessageBytesPerPeer {
+            held.messages.append((channel, bytes))
+            held.bytes = total
+            early[peer] = held
+        } else {
             nonMemberMessagesDropped += 1
-            endpoint.close(id, code: .protocolViolation, reason: "too many messages before membership", now: now)
-            return
         }
-        let full =
-            held.messages.count >= ProtocolLimits.maxEarlyMessagesPerPeer
-            || held.bytes + bytes.count > ProtocolLimits.maxEarlyMessageBytesPerPeer
-        held.messages.append((channel, bytes))
-        held.bytes += bytes.count
-        early[peer] = held
-        if full {
+        if count >= ProtocolLimits.maxEarlyMessagesPerPeer || total > ProtocolLimits.maxEarlyMessageBytesPerPeer {
             endpoint.close(id, code: .protocolViolation, reason: "too many messages before membership", now: now)
         }
     }
