@@ -6,6 +6,14 @@ extension ProtocolLimits {
     /// that floods invitations can neither fill the node's ``ProtocolLimits/maxAdmissions`` nor close another
     /// member's; when all admissions are taken, the member holding the most gives up its oldest.
     public static let maxOpenInvitationsPerMember = 16
+    /// Member records one member can have in this node's roster before their members connected here: 32. Any member
+    /// holds the session secret and could make up identities, so a MEMBER_JOINED for someone not connected is only
+    /// the sender's claim; beyond this bound such records are refused and counted
+    /// (``SessionMembership/membersRefused``), so a hostile member can neither fill the roster (and lock out joins)
+    /// nor make every node dial hundreds of made-up addresses. A record stops counting when its member completes a
+    /// handshake here or leaves. Honest bursts larger than this lose nothing: a welcomed member dials every member of
+    /// its roster and sends its own record over the connection, which is always taken.
+    public static let maxUnconfirmedMembersPerIntroducer = 32
     /// The longest member display name, in UTF-8 bytes: 64.
     public static let maxMemberNameBytes = 64
     /// The most addresses a member record lists: 8.

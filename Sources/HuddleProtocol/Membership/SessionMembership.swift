@@ -49,6 +49,11 @@ public struct SessionMembership: Sendable {
     struct Entry: Sendable {
         var record: MemberRecord
         var present: Bool
+        /// The member whose MEMBER_JOINED brought this record while the record's own member had not completed a
+        /// handshake with this node: the record is *unconfirmed*, and counts against that member's
+        /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer``. `nil` once the member connected here, and for
+        /// records from a WELCOME, a join request or the member itself.
+        var introducer: X25519PublicKey? = nil
     }
 
     /// The session.
@@ -91,6 +96,11 @@ public struct SessionMembership: Sendable {
     /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
     /// ``receive(_:from:admission:)``).
     public private(set) var earlyMessagesIgnored = 0
+    /// New member records refused: their introducer already had
+    /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer`` unconfirmed records here, or the roster was full of
+    /// present members. A refused member that is real still becomes a member here when it connects (it reaches this
+    /// node through the session admission and sends its own record).
+    public private(set) var membersRefused = 0
 
     /// Starts a new session with the local node as its only member.
     public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
@@ -203,6 +213,8 @@ public struct SessionMembership: Sendable {
         case .member:
             welcomed.remove(key)
             guard let entry = entries[key], entry.present else { return }
+            // Its handshake proves someone holds the record's key: no longer a claim of whoever introduced it.
+            entries[key]!.introducer = nil
             // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
             // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
             if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
@@ -498,10 +510,28 @@ public struct SessionMembership: Sendable {
         }
         let existing = entries[record.staticKey]
         if let existing, existing.record.epoch >= record.epoch { return }
-        guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        // A record of a member not connected here is only the sender's word: any member holds the session secret
+        // and can make up identities, so bound what one member can put in the roster (and have every node dial)
+        // until those members show up. Refused, not a violation: an honest sponsor may welcome a burst of joiners,
+        // and each of them still gets in here by connecting and sending its own record.
+        let unconfirmed = record.staticKey == sender || connected.contains(record.staticKey) ? nil : sender
+        if let unconfirmed,
+            unconfirmedCount(introducedBy: unconfirmed)
+                >= ProtocolLimits.maxUnconfirmedMembersPerIntroducer
+        {
+            membersRefused += 1
+            return
+        }
+        // The roster full of present members (two sponsors admitted the last place at once): the sender only
+        // forwards what it was told, so refuse the record rather than close its connection.
+        guard makeRoom() else {
+            membersRefused += 1
+            return
+        }
         clock = max(clock, record.epoch)
         reportRestart(of: record.staticKey)
         insert(record)
+        entries[record.staticKey]!.introducer = unconfirmed
         guard let secret = sessionSecret,
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
         else { return }
@@ -534,6 +564,11 @@ public struct SessionMembership: Sendable {
         for other in order where other != record.staticKey && other != excluded && entries[other]!.present {
             actions.append(.send(bytes, to: other))
         }
+    }
+
+    /// Present records `introducer` brought whose members have not connected here.
+    private func unconfirmedCount(introducedBy introducer: X25519PublicKey) -> Int {
+        entries.values.reduce(0) { $0 + ($1.present && $1.introducer == introducer ? 1 : 0) }
     }
 
     /// Inserts or revives a roster entry (active, unless the caller marks it unreachable).
