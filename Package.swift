@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // Only the `huddle` executable uses it (`--metrics`): the library stays on swift-metrics alone.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -76,6 +79,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(
@@ -87,8 +91,12 @@ let package = Package(
                 "HuddleCrypto",
                 "HuddleWire",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -124,7 +132,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleTests",
-            dependencies: ["Huddle", "HuddleTransport", "HuddleCLITestSupport"]
+            dependencies: [
+                "Huddle", "HuddleTransport", "HuddleCLITestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         // Drives `huddle` processes through pipes for the multi-process tests below. It only launches the executable
         // (found next to the test bundle), so it depends on no Huddle module.

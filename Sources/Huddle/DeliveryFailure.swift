@@ -9,7 +9,7 @@ import HuddleProtocol
 /// leaves or becomes unreachable before it confirms delivery may miss it. Huddle reports each such miss here.
 public struct DeliveryFailure: Sendable, Hashable, CustomStringConvertible {
     /// Why the messages failed.
-    public enum Reason: String, Sendable, Hashable {
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
         /// The participant left before it confirmed delivery (it may have received some of the messages just before
         /// it left, whose acknowledgements did not arrive).
         case left

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
@@ -56,6 +57,17 @@ public final class HuddleNode: Sendable {
         /// Give a lasting directory to resume interrupted downloads after a crash: a node that rejoins the same
         /// session over the same directory fetches only the chunks it has not verified.
         public var dataDirectory: URL?
+        /// Where the node's metrics go (the table in ``NodeMetrics``'s documentation and README, "Metrics"). `nil`
+        /// (the default): the backend bootstrapped with `MetricsSystem.bootstrap(_:)`; when none is, the node
+        /// counts nothing for metrics and runs no sampling timer.
+        public var metricsFactory: (any MetricsFactory)?
+        /// Labels added to every metric of this node, e.g. `[("node", "alice")]` when one process runs several
+        /// nodes. Empty by default: keep their values few (never one per peer).
+        public var metricsDimensions: [(String, String)] = []
+        /// How often the node publishes its counters and levels to the metrics backend (message counts, delivery
+        /// failures and join times are recorded as they happen). ``HuddleNode/updateMetrics()`` publishes at once,
+        /// e.g. before answering a scrape. Default 5 s.
+        public var metricsInterval: Duration = .seconds(5)
 
         /// A configuration; the defaults bind an ephemeral port on 127.0.0.1.
         public init(
@@ -111,6 +123,8 @@ public final class HuddleNode: Sendable {
     private let temporaryDataDirectory: URL?
     private let observers = NIOLockedValueBox<[Int: AsyncStream<any Sendable>.Continuation]>([:])
     private let nextObserver = NIOLockedValueBox(0)
+    /// Publishes the metrics every ``Configuration/metricsInterval`` while a backend is bootstrapped.
+    private let metricsTask = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     private init(
         driver: UDPEndpointDriver, engine: SessionEngine, identity: Identity, name: String,
@@ -159,13 +173,30 @@ public final class HuddleNode: Sendable {
         let temporary =
             configuration.dataDirectory == nil
             ? FileManager.default.temporaryDirectory.appending(path: "huddle-\(UUID().uuidString.lowercased())") : nil
+        let factory = configuration.metricsFactory ?? MetricsSystem.factory
+        let metrics =
+            factory is NOOPMetricsHandler
+            ? nil : NodeMetrics(factory: factory, dimensions: configuration.metricsDimensions)
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
-            dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger)
+            dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
-        return HuddleNode(
+        let node = HuddleNode(
             driver: driver, engine: engine, identity: configuration.identity, name: name,
             advertisedAddresses: advertised, temporaryDataDirectory: temporary)
+        if metrics != nil {
+            let interval = configuration.metricsInterval
+            node.metricsTask.withLockedValue {
+                $0 = Task { [weak node] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        guard let node else { return }
+                        await node.updateMetrics()
+                    }
+                }
+            }
+        }
+        return node
     }
 
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
@@ -254,8 +285,20 @@ public final class HuddleNode: Sendable {
         try await driver.statistics()
     }
 
+    /// Publishes the node's counters and levels to the metrics backend now (``Configuration/metricsFactory``); call
+    /// it before answering a scrape so it shows the current figures. Does nothing without a backend or after
+    /// ``shutdown()``.
+    public func updateMetrics() async {
+        guard let metrics = engine.metrics, let (sample, participants) = try? await engine.metricsSample() else {
+            return
+        }
+        metrics.publish(sample, participants: participants)
+    }
+
     /// Leaves the current session (if any), closes every connection and the socket. Idempotent.
     public func shutdown() async {
+        metricsTask.withLockedValue { $0?.cancel() }
+        await updateMetrics()
         await engine.shutdown()
         await driver.close()
         if let temporaryDataDirectory { try? FileManager.default.removeItem(at: temporaryDataDirectory) }

@@ -94,6 +94,7 @@ extension SessionEngine {
     /// ``GroupSession/deliveryFailures`` and the log.
     func reportFailure(count: Int, to peer: X25519PublicKey, reason: DeliveryFailureReason) {
         guard count > 0, let context else { return }
+        metrics?.undelivered(count: count, reason: DeliveryFailure.Reason(reason))
         guard let participant = participantCache[peer] else {
             logger.warning(
                 "messages for a peer that never was a participant were not delivered", metadata: ["count": "\(count)"])

@@ -123,9 +123,12 @@ extension SessionEngine {
             keys = participants.compactMap { $0 == local ? nil : $0.staticKey }
         }
         if reliable {
+            var queued = 0
+            defer { metrics?.sent(count: queued, bytes: bytes.count, reliable: true) }
             for key in keys {
                 do throws(TransportError) {
                     try await driver.enqueue(bytes, on: Self.messengerChannel, toPeer: key)
+                    queued += 1
                 } catch .connectionClosed {
                     // The participant left while we were sending; its departure is reported on its own.
                     continue
@@ -136,17 +139,21 @@ extension SessionEngine {
             return
         }
         do {
-            try await driver.perform { endpoint, _ in
+            let sent = try await driver.perform { endpoint, _ in
+                var sent = 0
                 for key in keys {
                     guard let connection = endpoint.connectionID(for: key) else { continue }
                     do throws(ProtocolError) {
                         try endpoint.sendDatagram(bytes, on: Self.messengerChannel, to: connection)
+                        sent += 1
                     } catch .connectionClosed {
                         // The participant left while we were sending; its departure is reported on its own.
                         continue
                     }
                 }
+                return sent
             }
+            metrics?.sent(count: sent, bytes: bytes.count, reliable: false)
         } catch let error as TransportError {
             throw HuddleError.transport(error)
         } catch let error as ProtocolError {
@@ -177,6 +184,19 @@ extension SessionEngine {
                     path: path, datagramSize: connection.pathDatagramSize)
             }
         }
+    }
+
+    /// The node's counters and levels now, and the current session's participant count, for ``NodeMetrics``.
+    func metricsSample() async throws -> (sample: NodeMetricsSample, participants: Int) {
+        let transport = try await driver.statistics()
+        let core = self.core
+        let sample = try await driver.perform { endpoint, _ in
+            NodeMetricsSample(
+                endpoint: endpoint, transport: transport,
+                session: core.withLockedValue { $0.map(NodeMetricsSample.SessionCounters.init) })
+        }
+        let participants = context.map { $0.isInvalidated ? 0 : $0.participants.value.count } ?? 0
+        return (sample, participants)
     }
 
     func performOnCore<Result: Sendable>(

@@ -60,6 +60,7 @@ extension SessionEngine {
         async
     {
         guard context.map({ !$0.isInvalidated }) ?? false else { return }
+        metrics?.received(bytes: bytes.count, reliable: reliable)
         guard let envelope = MessageEnvelope(decoding: bytes) else {
             undecodableDropped += 1
             noteDrop(

@@ -74,6 +74,8 @@ actor SessionEngine {
     /// Where other members reach this node, best first.
     let advertisedAddresses: [NetworkAddress]
     let logger: Logger
+    /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
+    nonisolated let metrics: NodeMetrics?
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
     let core = NIOLockedValueBox<SessionCores?>(nil)
@@ -111,8 +113,9 @@ actor SessionEngine {
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
-        dataRoot: URL, logger: Logger
+        dataRoot: URL, logger: Logger, metrics: NodeMetrics?
     ) {
+        self.metrics = metrics
         self.driver = driver
         self.identity = identity
         self.name = name
@@ -179,6 +182,7 @@ actor SessionEngine {
             }
             context.state.update(.joined)
         case .join(let invitation):
+            let started = ContinuousClock.now
             guard !invitation.isExpired() else { throw HuddleError.invitationExpired(invitation.expiresAt) }
             let membership = try SessionMembership(
                 joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
@@ -190,6 +194,7 @@ actor SessionEngine {
             }
             // The session core's timers (on the driver's timer) also ask again for a WELCOME that does not come.
             try await waitForJoin(context)
+            metrics?.joined(after: ContinuousClock.now - started)
         }
     }
 

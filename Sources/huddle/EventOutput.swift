@@ -1,5 +1,6 @@
 import Foundation
 import Huddle
+import NIOCore
 
 /// Prints what happens in the session: one JSON object per line (`--json`), or lines for people.
 struct EventOutput: Sendable {
@@ -48,6 +49,13 @@ struct EventOutput: Sendable {
     func error(code: String, _ message: String) {
         if json { emit("error", ["code": .string(code), "message": .string(message)], text: "") }
         StandardError.write("error: \(message)")
+    }
+
+    /// Where `--metrics` serves: `{"event":"metrics","url":"http://127.0.0.1:PORT/metrics"}`.
+    func metrics(_ address: SocketAddress) {
+        let host = address.ipAddress.map { address.protocol == .inet6 ? "[\($0)]" : $0 } ?? "127.0.0.1"
+        let url = "http://\(host):\(address.port ?? 0)/metrics"
+        emit("metrics", ["url": .string(url)], text: "metrics at \(url)")
     }
 
     func ticket(_ invitation: Invitation) {

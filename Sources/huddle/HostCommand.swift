@@ -23,18 +23,20 @@ struct HostCommand: AsyncParsableCommand {
     func run() async throws {
         Signals.install()
         let output = EventOutput(json: options.json)
-        let node: HuddleNode
+        let started: NodeOptions.Started
         do {
-            node = try await options.startNode().node
+            started = try await options.startNode()
         } catch {
             output.error(code: "start-failed", "\(error)")
             throw ExitCode(1)
         }
+        let node = started.node
         let session: GroupSession<ChatActivity>
         do {
             session = try await node.activate(ChatActivity(topic: topic))
             try await session.join()
             output.ticket(try await session.makeInvitation(validFor: .seconds(ticketLifetime)))
+            if let server = started.metricsServer { output.metrics(server.localAddress) }
         } catch {
             output.error(code: "host-failed", "\(error)")
             await node.shutdown()

@@ -3,6 +3,7 @@ import Foundation
 import Huddle
 import HuddleCrypto
 import Logging
+import Prometheus
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -58,6 +59,15 @@ struct NodeOptions: ParsableArguments {
     var congestion: HuddleNode.CongestionControl = .bbr
 
     @OptionGroup var pathMTU: PathMTUOption
+
+    @Option(
+        help: ArgumentHelp(
+            "Serve the node's metrics for Prometheus at http://HOST:PORT/metrics (a bare PORT: on 127.0.0.1).",
+            discussion: "Counters of datagrams, handshakes, messages, losses and delivery failures; gauges of "
+                + "connections, participants and congestion windows; RTT and join-time histograms (README, "
+                + "\"Metrics\"). Loopback unless a host is given: the figures say who talks how much.",
+            valueName: "host:port"))
+    var metrics: String?
 
     @Option(help: "Diagnostics level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
@@ -146,6 +156,15 @@ struct NodeOptions: ParsableArguments {
         var node: HuddleNode
         /// Its identity file.
         var identityPath: String
+        /// The `--metrics` server, if one was asked for.
+        var metricsServer: MetricsServer?
+    }
+
+    /// The `--metrics` address: `HOST:PORT`, or a bare port on loopback.
+    func metricsAddress() throws -> (host: String, port: Int)? {
+        guard let metrics else { return nil }
+        if let port = Int(metrics), (0...65535).contains(port) { return ("127.0.0.1", port) }
+        return try Self.split(metrics, option: "--metrics")
     }
 
     /// Loads (or creates) the identity and starts a node.
@@ -178,7 +197,28 @@ struct NodeOptions: ParsableArguments {
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)
+        guard let (metricsHost, metricsPort) = try metricsAddress() else {
+            return Started(node: try await HuddleNode.start(configuration), identityPath: held.path)
+        }
+        // A registry of this node's own, handed to the node (no process-wide bootstrap needed).
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Round trips start at tens of microseconds on a LAN; Prometheus' default buckets start at 5 ms.
+        factory.durationHistogramBuckets["huddle_rtt_seconds"] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1),
+        ]
+        configuration.metricsFactory = factory
+        let node = try await HuddleNode.start(configuration)
+        do {
+            let server = try await MetricsServer.start(
+                host: metricsHost, port: metricsPort, registry: registry, refresh: { await node.updateMetrics() })
+            return Started(node: node, identityPath: held.path, metricsServer: server)
+        } catch {
+            await node.shutdown()
+            throw CLIError("--metrics \(metrics ?? ""): \(error)")
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HuddleCLITestSupport
 import HuddleCrypto
 @_spi(Testing) import HuddleTransport
+import MetricsTestKit
 import Testing
 
 @testable import Huddle
@@ -18,13 +19,17 @@ struct MeshTests {
     /// Starts `count` nodes, activates a session on the first and joins the others through tickets, one after
     /// another. Returns the nodes and their sessions (index 0 is the host).
     static func mesh(
-        _ count: Int, seedBase: UInt64, prefix: String
+        _ count: Int, seedBase: UInt64, prefix: String, hostMetrics: TestMetrics? = nil
     ) async throws -> (nodes: [HuddleNode], sessions: [GroupSession<DrawTogether>]) {
         var nodes: [HuddleNode] = []
         var sessions: [GroupSession<DrawTogether>] = []
         do {
             for index in 0..<count {
-                nodes.append(try await startNode("\(prefix)\(index)", seed: seedBase + UInt64(index)))
+                var random = ChaChaRandomGenerator(seed: seedBase + UInt64(index))
+                var configuration = HuddleNode.Configuration(
+                    identity: Identity(using: &random), name: "\(prefix)\(index)")
+                if index == 0 { configuration.metricsFactory = hostMetrics }
+                nodes.append(try await HuddleNode.start(configuration))
             }
             let host = try await nodes[0].activate(DrawTogether(canvas: prefix))
             try await host.join()
@@ -127,9 +132,15 @@ struct MeshTests {
 
     @Test("A node that vanishes without leaving is reported unreachable by everyone within 45 s")
     func crashedNodeIsUnreachable() async throws {
-        let (nodes, sessions) = try await Self.mesh(4, seedBase: 200, prefix: "c")
+        let metrics = TestMetrics()
+        let (nodes, sessions) = try await Self.mesh(4, seedBase: 200, prefix: "c", hostMetrics: metrics)
         do {
             try await crashAndWatch(nodes, sessions)
+            // The failures reported to the application are counted for the metrics backend too.
+            #expect(
+                metrics.counterTotal(
+                    label: "huddle_messages_undelivered_total", dimensions: [("reason", "unreachable")])
+                    == 5)
         } catch {
             await Self.shutDown(nodes)
             throw error

@@ -40,4 +40,27 @@ public struct ConnectionStatistics: Sendable, Hashable {
     /// Times the path stopped carrying the datagram size it had confirmed (a black hole), so the size went back to
     /// the base.
     public var pathMTUBlackHoles = 0
+
+    /// Adds `other`'s counts to these: totals over several connections (``Endpoint/closedConnectionStatistics``).
+    public mutating func add(_ other: ConnectionStatistics) {
+        packetsSent += other.packetsSent
+        packetsReceived += other.packetsReceived
+        packetsLost += other.packetsLost
+        spuriousLosses += other.spuriousLosses
+        congestionEventsUndone += other.congestionEventsUndone
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
+        messagesDelivered += other.messagesDelivered
+        datagramsDropped += other.datagramsDropped
+        handshakes += other.handshakes
+        keypairsExhausted += other.keypairsExhausted
+        receiveWindowIncreases += other.receiveWindowIncreases
+        migrations += other.migrations
+        pathsValidated += other.pathsValidated
+        pathValidationFailures += other.pathValidationFailures
+        pathProbesSent += other.pathProbesSent
+        pathMTUProbesSent += other.pathMTUProbesSent
+        pathMTUProbesLost += other.pathMTUProbesLost
+        pathMTUBlackHoles += other.pathMTUBlackHoles
+    }
 }

@@ -16,6 +16,9 @@ public struct Endpoint {
     public let configuration: EndpointConfiguration
     /// Counters of everything dropped or done.
     public internal(set) var statistics = EndpointStatistics()
+    /// The summed counters of every connection removed so far: with the live connections' own, totals that never go
+    /// down (for metrics).
+    public private(set) var closedConnectionStatistics = ConnectionStatistics()
 
     var random: ChaChaRandomGenerator
     var timestamps: TimestampClock
@@ -227,6 +230,9 @@ public struct Endpoint {
     mutating func removeConnection(_ id: ConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         connectionOrder.removeAll { $0 == id }
+        closedConnectionStatistics.add(connection.statistics)
+        statistics.connectionsClosed += 1
+        if connection.statistics.handshakes == 0 { statistics.handshakesNeverCompleted += 1 }
         receiveWindowGrowth -= connection.receiveWindow - ProtocolLimits.maxReassemblyBytesPerConnection
         // Only the peer's current connection: a replaced, drained one must not forget a peer that came back.
         if connectionByPeer[connection.peer] == id {

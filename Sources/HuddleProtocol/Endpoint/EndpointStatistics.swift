@@ -55,4 +55,10 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var relayedPacketsReceived = 0
     /// Packets sent through a relay.
     public var relayedPacketsSent = 0
+    /// Connections removed (closed, drained, timed out, or replaced); their counters are in
+    /// ``Endpoint/closedConnectionStatistics``.
+    public var connectionsClosed = 0
+    /// Of ``connectionsClosed``, those that never completed a handshake (it timed out, the peer could not be reached
+    /// or refused it).
+    public var handshakesNeverCompleted = 0
 }
