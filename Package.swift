@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
         .library(name: "HuddleTransport", targets: ["HuddleTransport"]),
         .library(name: "Huddle", targets: ["Huddle"]),
+        // A node as a swift-service-lifecycle Service (graceful leave on SIGTERM), in a product of its own.
+        .library(name: "HuddleServiceLifecycle", targets: ["HuddleServiceLifecycle"]),
         // The deterministic simulator and its nodes, for the stateful fuzzer (FuzzTesting) and downstream tests.
         .library(name: "HuddleTestKit", targets: ["HuddleTestKit"]),
         .executable(name: "huddle", targets: ["huddle"]),
@@ -23,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // Only the `huddle` executable uses it (`--metrics`): the library stays on swift-metrics alone.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Only HuddleServiceLifecycle uses it: apps that do not run a ServiceGroup do not link it.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -82,6 +86,13 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        .target(
+            name: "HuddleServiceLifecycle",
+            dependencies: [
+                "Huddle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "huddle",
             dependencies: [
@@ -135,6 +146,14 @@ let package = Package(
             dependencies: [
                 "Huddle", "HuddleTransport", "HuddleCLITestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "HuddleServiceLifecycleTests",
+            dependencies: [
+                "HuddleServiceLifecycle", "Huddle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Drives `huddle` processes through pipes for the multi-process tests below. It only launches the executable

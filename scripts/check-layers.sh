@@ -60,11 +60,14 @@ check_imports() {
         fi
     done
 }
-check_imports HuddleWire HuddleCrypto HuddleProtocol HuddleTransport Huddle HuddleTestKit
-check_imports HuddleCrypto HuddleWire HuddleProtocol HuddleTransport Huddle HuddleTestKit
-check_imports HuddleProtocol HuddleTransport Huddle HuddleTestKit
-check_imports HuddleTransport Huddle HuddleTestKit
-check_imports Huddle HuddleTestKit
+check_imports HuddleWire HuddleCrypto HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleCrypto HuddleWire HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports Huddle HuddleTestKit HuddleServiceLifecycle
+# The core library stays off the server-framework and exporter packages (they belong to products of their own).
+check_imports Huddle ServiceLifecycle Prometheus
+check_imports HuddleServiceLifecycle HuddleTestKit
 
 if [ $status -eq 0 ]; then
     echo "layers: ok (${sans_io[*]} are sans-IO; imports point down)"
