@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 15
 
-.PHONY: demo test deps lint format build unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: demo test deps lint format build docs docs-preview unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
 
@@ -11,7 +11,7 @@ demo: deps
 	$(SWIFT) run -c release huddle demo
 
 ## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
-test: deps lint protocol-vectors unit-tests simulation bench-smoke compare-smoke conformance fuzz-smoke
+test: deps lint protocol-vectors unit-tests docs simulation bench-smoke compare-smoke conformance fuzz-smoke
 
 ## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
 deps:
@@ -31,6 +31,16 @@ format:
 
 build: deps
 	$(SWIFT) build
+
+## The DocC reference and articles of the Huddle library (Sources/Huddle/Huddle.docc) with every warning an error
+## (a broken symbol link fails the build). Open .build/plugins/Swift-DocC/outputs/Huddle.doccarchive with
+## `make docs-preview`, or publish it with `swift package generate-documentation --transform-for-static-hosting`.
+docs: deps
+	$(SWIFT) package generate-documentation --target Huddle --warnings-as-errors
+
+## Serves the documentation at http://localhost:8080/documentation/huddle (needs no network).
+docs-preview: deps
+	$(SWIFT) package --disable-sandbox preview-documentation --target Huddle
 
 ## Unit, property and known-answer tests, loopback and multi-process tests of `huddle`, and (as root) the
 ## network-namespace tests (debug build), these last on their own: their 20 MiB transfers between five processes

@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Only HuddleServiceLifecycle uses it: apps that do not run a ServiceGroup do not link it.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // `swift package generate-documentation` (make docs): a plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(

@@ -41,7 +41,7 @@ public final class HuddleNode: Sendable {
             set { advertisedAddresses = newValue.map { [$0] } ?? [] }
         }
         /// Relays (UDP addresses of `huddle relay` servers) the node registers with, at most
-        /// ``ProtocolLimits/maxRelays``: members it cannot reach directly (both behind NATs) are reached through them
+        /// ``HuddleNode/maxRelays``: members it cannot reach directly (both behind NATs) are reached through them
         /// until hole punching finds a direct path, and tickets it writes name them so joiners use them too. The
         /// relays only forward sealed packets; they never hold session keys.
         public var relays: [NetworkAddress] = []
@@ -49,7 +49,7 @@ public final class HuddleNode: Sendable {
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
         public var transport: TransportConfiguration
-        /// The congestion controller of every connection: ``HuddleNode/CongestionControl/bbr`` (the default,
+        /// The congestion controller of every connection: `.bbr` (the default,
         /// delivery-rate based: keeps its rate under random loss), `.cubic` (RFC 9438) or `.newReno` (RFC 9002).
         public var congestionControl: CongestionControl = .bbr
         /// Where the node keeps journal attachments, one subdirectory per session (deleted when the node leaves
@@ -57,7 +57,7 @@ public final class HuddleNode: Sendable {
         /// Give a lasting directory to resume interrupted downloads after a crash: a node that rejoins the same
         /// session over the same directory fetches only the chunks it has not verified.
         public var dataDirectory: URL?
-        /// Where the node's metrics go (the table in ``NodeMetrics``'s documentation and README, "Metrics"). `nil`
+        /// Where the node's metrics go (the table in README, "Metrics", and in `NodeMetrics`' documentation). `nil`
         /// (the default): the backend bootstrapped with `MetricsSystem.bootstrap(_:)`; when none is, the node
         /// counts nothing for metrics and runs no sampling timer.
         public var metricsFactory: (any MetricsFactory)?
@@ -231,7 +231,7 @@ public final class HuddleNode: Sendable {
     /// - Throws: ``HuddleError/invitationExpired(_:)``, ``HuddleError/joinTimedOut(_:)`` (30 s),
     ///   ``HuddleError/joinFailed(_:)``, ``HuddleError/activityMismatch(expected:found:)``,
     ///   ``HuddleError/alreadyInSession``, and at once, before any network traffic,
-    ///   ``HuddleError/invitationNamesOnlyThisNode`` when every member the ticket names is this node's own identity
+    ///   ``HuddleError/invitationNamesOnlyThisNode(fingerprint:)`` when every member the ticket names is this node's own identity
     ///   (a node cannot let itself in: two processes sharing one identity file do this).
     public func join<Activity: GroupActivity>(
         _ invitation: Invitation, as type: Activity.Type = Activity.self

@@ -45,7 +45,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
     public let inviterName: String
     /// Members a joiner can reach, the inviter first.
     public let members: [Member]
-    /// Relays the session's members use, at most ``ProtocolLimits/maxRelays``: a joiner registers with them, so it
+    /// Relays the session's members use, at most ``HuddleNode/maxRelays``: a joiner registers with them, so it
     /// reaches members behind NATs.
     public let relays: [NetworkAddress]
 

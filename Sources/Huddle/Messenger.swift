@@ -9,7 +9,7 @@ import HuddleWire
 ///   positions); each message must fit one datagram.
 ///
 /// Messages are Codable values (sent as JSON, tagged with their type name) or raw bytes. A receiver only delivers a
-/// message to a ``messages(of:)`` stream of the same type name; a message it cannot decode (a newer version's type,
+/// message to a `messages(of:)` stream of the same type name; a message it cannot decode (a newer version's type,
 /// a changed shape) is skipped, so version your message types and keep old fields decodable. Messages that arrive
 /// before anyone iterates a matching stream are kept (up to 1024) and handed to the first one, so a late joiner's
 /// catch-up state is not lost while it sets up.
