@@ -49,8 +49,9 @@ enum AdvertisedAddresses {
         return Array(resolved.prefix(ProtocolLimits.maxMemberAddresses))
     }
 
-    /// The addresses of the machine's interfaces that are up (port 0), as `getifaddrs` lists them.
-    static func interfaceAddresses() -> [NetworkAddress] {
+    /// The addresses of the machine's interfaces that are up (port 0), as `getifaddrs` lists them; `flags` are the
+    /// interface flags an interface must have.
+    static func interfaceAddresses(requiring flags: Int32 = Int32(IFF_UP)) -> [NetworkAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
@@ -58,7 +59,8 @@ enum AdvertisedAddresses {
         var cursor: UnsafeMutablePointer<ifaddrs>? = first
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
-            guard entry.pointee.ifa_flags & UInt32(IFF_UP) != 0, let socketAddress = entry.pointee.ifa_addr else {
+            guard entry.pointee.ifa_flags & UInt32(flags) == UInt32(flags), let socketAddress = entry.pointee.ifa_addr
+            else {
                 continue
             }
             switch Int32(socketAddress.pointee.sa_family) {

@@ -123,6 +123,8 @@ public final class HuddleNode: Sendable {
     private let temporaryDataDirectory: URL?
     private let observers = NIOLockedValueBox<[Int: AsyncStream<any Sendable>.Continuation]>([:])
     private let nextObserver = NIOLockedValueBox(0)
+    /// Watches the network path for ``GroupStateObserver``s, from the first one on; `closed` once the node shut down.
+    private let pathWatch = NIOLockedValueBox<(monitor: NetworkPathMonitor?, closed: Bool)>((nil, false))
     /// Publishes the metrics every ``Configuration/metricsInterval`` while a backend is bootstrapped.
     private let metricsTask = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
@@ -295,12 +297,29 @@ public final class HuddleNode: Sendable {
         metrics.publish(sample, participants: participants)
     }
 
+    /// The node's one path monitor, started on first use (stopped already when the node has shut down).
+    func pathMonitor() -> NetworkPathMonitor {
+        let localAddress = self.localAddress
+        return pathWatch.withLockedValue { watch in
+            if let monitor = watch.monitor { return monitor }
+            let monitor = NetworkPathMonitor(bound: localAddress)
+            if watch.closed { monitor.stop() }
+            watch.monitor = monitor
+            return monitor
+        }
+    }
+
     /// Leaves the current session (if any), closes every connection and the socket. Idempotent.
     public func shutdown() async {
         metricsTask.withLockedValue { $0?.cancel() }
         await updateMetrics()
         await engine.shutdown()
         await driver.close()
+        let monitor = pathWatch.withLockedValue { watch in
+            watch.closed = true
+            return watch.monitor
+        }
+        monitor?.stop()
         if let temporaryDataDirectory { try? FileManager.default.removeItem(at: temporaryDataDirectory) }
         for observer in observers.withLockedValue({ Array($0.values) }) { observer.finish() }
     }

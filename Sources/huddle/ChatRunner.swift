@@ -73,6 +73,15 @@ struct ChatRunner {
                 await attachments.follow()
                 return nil
             }
+            group.addTask { [node] in
+                // Changes only (and a start without a usable path): the session itself keeps running either way.
+                var previous: Bool?
+                for await eligible in GroupStateObserver(node: node).eligibilityUpdates {
+                    if previous.map({ $0 != eligible }) ?? !eligible { output.eligibility(eligible) }
+                    previous = eligible
+                }
+                return nil
+            }
             group.addTask {
                 for await state in session.states {
                     if case .invalidated(let reason) = state { return .sessionOver("\(reason)") }

@@ -51,6 +51,14 @@ struct EventOutput: Sendable {
         StandardError.write("error: \(message)")
     }
 
+    /// The node gained or lost its usable network path (``GroupStateObserver``):
+    /// `{"event":"eligibility","eligible":false}`.
+    func eligibility(_ eligible: Bool) {
+        emit(
+            "eligibility", ["eligible": .bool(eligible)],
+            text: eligible ? "network path back: eligible for group sessions" : "no usable network path")
+    }
+
     /// Where `--metrics` serves: `{"event":"metrics","url":"http://127.0.0.1:PORT/metrics"}`.
     func metrics(_ address: SocketAddress) {
         let host = address.ipAddress.map { address.protocol == .inet6 ? "[\($0)]" : $0 } ?? "127.0.0.1"

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One `--json` event line of `huddle`: its `event` name and its other fields, numbers rendered as text.
+/// One `--json` event line of `huddle`: its `event` name and its other fields, numbers and booleans (`true`, `false`) rendered as text.
 public struct Event: Sendable, CustomStringConvertible {
     /// The `event` field (`ticket`, `joined`, `message`, ...).
     public let name: String
@@ -16,7 +16,12 @@ public struct Event: Sendable, CustomStringConvertible {
         self.name = name
         var fields: [String: String] = [:]
         for (key, value) in object where key != "event" {
-            fields[key] = value as? String ?? "\(value)"
+            if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
+                // JSON true and false (Foundation hands them over as NSNumber, which would print 1 and 0).
+                fields[key] = number.boolValue ? "true" : "false"
+            } else {
+                fields[key] = value as? String ?? "\(value)"
+            }
         }
         self.fields = fields
     }
