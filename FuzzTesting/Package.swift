@@ -32,6 +32,7 @@ let package = Package(
         .executableTarget(name: "TicketFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "IdentityFileFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "SessionStateFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "NearbyBeaconFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -193,4 +193,36 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     public func makeInvitation(validFor duration: Duration = .seconds(24 * 3600)) async throws -> Invitation {
         try await engine.makeInvitation(validFor: duration)
     }
+
+    /// Announces the session on the local network as `name`, so people nearby find it with
+    /// ``NearbySession/browse()`` (`huddle discover`) and join without a ticket passed to them: a beacon with `name`
+    /// and a ticket valid for `duration` goes to a multicast group about once a second until
+    /// ``NearbyAnnouncement/stop()``, the ticket's expiry, or this node leaving.
+    ///
+    /// Anyone on the network segment who hears a beacon can join while it runs (docs/SECURITY.md, "Local network
+    /// discovery"); announce only where that is what you want, and briefly. The node must listen on `0.0.0.0` or an
+    /// IPv4 interface address: beacons from loopback reach no other machine.
+    ///
+    /// - Throws: ``HuddleError/notJoined`` unless joined; ``HuddleError/localNetwork(_:)`` when no interface can send
+    ///   the beacon.
+    public func announceNearby(
+        as name: String, validFor duration: Duration = .seconds(600)
+    ) async throws
+        -> NearbyAnnouncement
+    {
+        let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
+        let invitation: Invitation
+        do {
+            invitation = try await engine.makeInvitation(validFor: duration)
+        } catch {
+            for channel in channels { try? await channel.close() }
+            throw error
+        }
+        let context = self.context
+        let engine = self.engine
+        return try NearbyAnnouncement(
+            name: name, invitation: invitation, channels: channels,
+            isLive: { !context.isInvalidated },
+            closeInvitation: { await engine.closeInvitation(invitation) })
+    }
 }

@@ -52,6 +52,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case fileUnreadable(String)
     /// Storing or reading an attachment failed for another reason, described.
     case storage(String)
+    /// The local network cannot be used for announcing or finding sessions (the node listens on loopback only, no
+    /// interface supports multicast, or the discovery port cannot be opened); the text says which.
+    case localNetwork(String)
 
     public var description: String {
         switch self {
@@ -88,6 +91,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .diskFull(let detail): detail
         case .fileUnreadable(let detail): detail
         case .storage(let detail): "storage: \(detail)"
+        case .localNetwork(let detail): "local network: \(detail)"
         }
     }
 }

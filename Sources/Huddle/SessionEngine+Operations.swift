@@ -99,6 +99,14 @@ extension SessionEngine {
             inviterSigningKey: identity.publicIdentity.signingKey, inviterName: name, members: members, relays: relays)
     }
 
+    /// Closes `invitation` on this node (other members close it when it expires).
+    func closeInvitation(_ invitation: Invitation) async {
+        guard let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret) else { return }
+        _ = try? await performOnCore { cores, endpoint, now in
+            cores.session.update(&endpoint, now: now) { $0.closeInvitation(id) }
+        }
+    }
+
     /// Sends an encoded envelope to `recipients` (`nil`: every other active participant).
     ///
     /// Runs off the actor (the session's state and participants are lock-protected snapshots), so sending does not

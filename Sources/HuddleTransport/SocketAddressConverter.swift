@@ -66,3 +66,11 @@ struct SocketAddressConverter {
         }
     }
 }
+
+extension NetworkAddress {
+    /// `address` as a network address; `nil` unless it is IPv4 or IPv6.
+    public init?(_ address: SocketAddress) {
+        guard let converted = SocketAddressConverter.networkAddress(address) else { return nil }
+        self = converted
+    }
+}

@@ -59,6 +59,32 @@ struct EventOutput: Sendable {
             text: eligible ? "network path back: eligible for group sessions" : "no usable network path")
     }
 
+    /// A session announced on the local network (`huddle discover`).
+    func nearby(_ nearby: NearbySession) {
+        let invitation = nearby.invitation
+        emit(
+            "nearby",
+            [
+                "name": .string(nearby.name), "session": .string("\(invitation.session)"),
+                "inviter": .string(invitation.inviterName),
+                "inviter_fingerprint": .string(invitation.inviterFingerprint),
+                "address": .string("\(nearby.announcer)"),
+                "expires": .string(ISO8601DateFormatter().string(from: invitation.expiresAt)),
+            ],
+            text: "\(nearby.name)  (\(invitation.inviterName) \(invitation.inviterFingerprint) at \(nearby.announcer))")
+    }
+
+    /// The session is being announced on the local network (`huddle host --lan NAME`).
+    func announcing(_ announcement: NearbyAnnouncement) {
+        emit(
+            "announcing",
+            [
+                "name": .string(announcement.name),
+                "expires": .string(ISO8601DateFormatter().string(from: announcement.invitation.expiresAt)),
+            ],
+            text: "announcing \"\(announcement.name)\" on the local network (huddle join --lan NAME joins it)")
+    }
+
     /// Where `--metrics` serves: `{"event":"metrics","url":"http://127.0.0.1:PORT/metrics"}`.
     func metrics(_ address: SocketAddress) {
         let host = address.ipAddress.map { address.protocol == .inet6 ? "[\($0)]" : $0 } ?? "127.0.0.1"

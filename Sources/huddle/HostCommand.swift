@@ -20,6 +20,18 @@ struct HostCommand: AsyncParsableCommand {
     @Option(help: "How long the printed ticket stays valid, in seconds.")
     var ticketLifetime: Int = 24 * 3600
 
+    @Option(
+        help: ArgumentHelp(
+            "Also announce the session on the local network under this name (huddle discover lists it).",
+            discussion: "Anyone on the network segment can then join with `huddle join --lan NAME`, without a "
+                + "ticket, for --lan-lifetime seconds: announce only where that is what you want. Needs --listen "
+                + "0.0.0.0:PORT or an IPv4 interface address.",
+            valueName: "name"))
+    var lan: String?
+
+    @Option(help: "How long the local-network announcement (and the ticket it carries) lasts, in seconds.")
+    var lanLifetime: Int = 600
+
     func run() async throws {
         Signals.install()
         let output = EventOutput(json: options.json)
@@ -37,6 +49,9 @@ struct HostCommand: AsyncParsableCommand {
             try await session.join()
             output.ticket(try await session.makeInvitation(validFor: .seconds(ticketLifetime)))
             if let server = started.metricsServer { output.metrics(server.localAddress) }
+            if let lan {
+                output.announcing(try await session.announceNearby(as: lan, validFor: .seconds(lanLifetime)))
+            }
         } catch {
             output.error(code: "host-failed", "\(error)")
             await node.shutdown()

@@ -11,8 +11,8 @@ struct HuddleCommand: AsyncParsableCommand {
         commandName: "huddle",
         abstract: "A peer-to-peer, end-to-end encrypted UDP mesh node (GroupActivities-style sessions).",
         subcommands: [
-            DemoCommand.self, HostCommand.self, JoinCommand.self, RelayCommand.self, BenchCommand.self,
-            IdentityCommand.self,
+            DemoCommand.self, HostCommand.self, JoinCommand.self, DiscoverCommand.self, RelayCommand.self,
+            BenchCommand.self, IdentityCommand.self,
         ]
     )
 

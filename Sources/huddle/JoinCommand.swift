@@ -7,6 +7,8 @@ struct JoinCommand: AsyncParsableCommand {
         commandName: "join",
         abstract: "Join a chat session with a ticket.",
         discussion: """
+            With --lan NAME, first listens for the session announced under NAME on the local network (`huddle \
+            host --lan NAME`, `huddle discover`) and uses the ticket its announcement carries. \
             Contacts the members the ticket names and joins through the first that answers (30 s at most), then \
             works like `huddle host`. Exit status: 0 after a session, 1 when the node cannot start, 2 when the \
             ticket is unusable (damaged, expired, or made by this node's own identity), 3 when joining fails, \
@@ -15,8 +17,21 @@ struct JoinCommand: AsyncParsableCommand {
             """ + ChatRunner.commandHelp
     )
 
-    @Argument(help: "The ticket (starts with huddle:).")
-    var ticket: String
+    @Argument(help: "The ticket (starts with huddle:); or use --lan.")
+    var ticket: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Join the session announced on the local network under this name (huddle discover lists them).",
+            valueName: "name"))
+    var lan: String?
+
+    @Option(help: "How long --lan listens for the announcement, in seconds.")
+    var lanTimeout: Double = 10
+
+    func validate() throws {
+        guard (ticket == nil) != (lan == nil) else { throw ValidationError("give either a ticket or --lan NAME") }
+    }
 
     @OptionGroup var options: NodeOptions
 
@@ -25,9 +40,23 @@ struct JoinCommand: AsyncParsableCommand {
         let output = EventOutput(json: options.json)
         let invitation: Invitation
         do {
-            invitation = try Invitation(parsing: ticket)
+            if let lan {
+                guard let nearby = try await NearbyLookup.find(lan, within: lanTimeout) else {
+                    output.error(
+                        code: "lan-not-found",
+                        "no session announced as \"\(lan)\" was heard on the local network within \(lanTimeout) s "
+                            + "(huddle discover lists what is announced)")
+                    throw ExitCode(2)
+                }
+                output.nearby(nearby)
+                invitation = nearby.invitation
+            } else {
+                invitation = try Invitation(parsing: ticket ?? "")
+            }
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
-            output.error(code: "bad-ticket", "\(error)")
+            output.error(code: lan == nil ? "bad-ticket" : "discover-failed", "\(error)")
             throw ExitCode(2)
         }
         guard !invitation.isExpired() else {

@@ -99,3 +99,25 @@ public enum TicketTarget: FuzzTarget {
         ]
     }
 }
+
+/// Local-network announcements (docs/PROTOCOL.md §11): anyone on the network segment can send them. What decodes
+/// re-encodes to the same bytes, and its ticket is parsed as `huddle join --lan` would.
+public enum NearbyBeaconTarget: FuzzTarget {
+    public static let name = "nearby"
+
+    public static func run(_ input: UnsafeRawBufferPointer) {
+        let bytes = Array(input)
+        guard let beacon = NearbyBeacon(decoding: bytes) else { return }
+        precondition(beacon.encoded() == bytes, "a beacon does not round-trip")
+        _ = try? Invitation(parsing: beacon.ticket)
+    }
+
+    public static func seeds() throws -> [(name: String, bytes: [UInt8])] {
+        try TicketTarget.seeds().map { seed in
+            (
+                seed.name,
+                NearbyBeacon(name: "Ana's canvas", ticket: String(decoding: seed.bytes, as: UTF8.self)).encoded()
+            )
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A session a member announces on the local network (``GroupSession/announceNearby(as:validFor:)``), as
+/// ``browse()`` hears it: join it with ``HuddleNode/join(_:as:)`` and ``invitation``, no ticket pasted.
+///
+/// Anyone on the network segment hears the same announcement and can join the same way while it runs: announcing is
+/// an open door for the local network (docs/SECURITY.md, "Local network discovery").
+public struct NearbySession: Sendable {
+    /// The IPv4 multicast group announcements go to (organisation-local scope, sent with TTL 1).
+    public static let multicastGroup = NearbyBeacon.group
+    /// The UDP port announcements go to.
+    public static let port = NearbyBeacon.port
+
+    /// The name the announcing member chose (at most 64 UTF-8 bytes).
+    public let name: String
+    /// The ticket the announcement carries.
+    public let invitation: Invitation
+    /// Where the announcement came from.
+    public let announcer: NetworkAddress
+
+    /// Listens for announcements on every IPv4 interface that is up and supports multicast, and yields each one
+    /// heard (an announcing member repeats its own about once a second, so consumers see the same session again;
+    /// expired ones and anything that is not an announcement are skipped). Listening stops when the consumer stops
+    /// iterating.
+    ///
+    /// - Throws: ``HuddleError/localNetwork(_:)`` when the discovery port cannot be opened or no interface can join
+    ///   the multicast group.
+    public static func browse() async throws -> AsyncStream<NearbySession> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: NearbySession.self, bufferingPolicy: .bufferingNewest(64))
+        let channel: any Channel
+        do {
+            channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                // Several browsers (and processes) on one machine share the port.
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(BeaconReader(continuation: continuation))
+                    }
+                }
+                .bind(host: "0.0.0.0", port: NearbyBeacon.port).get()
+        } catch {
+            continuation.finish()
+            throw HuddleError.localNetwork("cannot listen on UDP port \(NearbyBeacon.port): \(error)")
+        }
+        let group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
+        var joined = 0
+        for device in multicastDevices() {
+            do {
+                try await (channel as! any MulticastChannel).joinGroup(group, device: device).get()
+                joined += 1
+            } catch {
+                continue  // another interface may still work
+            }
+        }
+        guard joined > 0 else {
+            try? await channel.close()
+            continuation.finish()
+            throw HuddleError.localNetwork("no interface that is up supports multicast")
+        }
+        continuation.onTermination = { _ in channel.close(promise: nil) }
+        return stream
+    }
+
+    /// The IPv4 interfaces that are up, support multicast and are not loopback.
+    static func multicastDevices() -> [NIONetworkDevice] {
+        ((try? System.enumerateDevices()) ?? []).filter { device in
+            guard device.multicastSupported, case .v4 = device.address, let ip = device.address?.ipAddress else {
+                return false
+            }
+            return !ip.hasPrefix("127.")
+        }
+    }
+}
+
+/// Turns received beacons into ``NearbySession``s.
+private final class BeaconReader: ChannelInboundHandler, Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    let continuation: AsyncStream<NearbySession>.Continuation
+
+    init(continuation: AsyncStream<NearbySession>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard
+            let beacon = envelope.data.readableBytesView.withContiguousStorageIfAvailable({ NearbyBeacon(decoding: $0) }
+            )
+                ?? NearbyBeacon(decoding: envelope.data.readableBytesView),
+            let invitation = try? Invitation(parsing: beacon.ticket), !invitation.isExpired(),
+            let source = NetworkAddress(envelope.remoteAddress)
+        else { return }
+        continuation.yield(NearbySession(name: beacon.name, invitation: invitation, announcer: source))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // An ICMP error or a truncated read: nothing to do with listening, which goes on.
+    }
+}
