@@ -69,6 +69,41 @@ public struct NearbySession: Sendable {
         return stream
     }
 
+    /// The sessions announced nearby, kept current: yields the list (by name) each time a session is first heard or
+    /// stops being heard (no announcement for 3 seconds, or its ticket expired), starting with the first one heard.
+    /// At most 64 are listed (a new one replaces the one heard least recently). Listening stops when the consumer
+    /// stops iterating.
+    ///
+    /// - Throws: ``HuddleError/localNetwork(_:)``, as ``browse()``.
+    public static func watch() async throws -> AsyncStream<[NearbySession]> {
+        let heard = try await browse()
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [NearbySession].self, bufferingPolicy: .bufferingNewest(1))
+        let list = NIOLockedValueBox(NearbyList())
+        let clock = ContinuousClock()
+        let listen = Task {
+            for await session in heard {
+                let sessions = list.withLockedValue { list in
+                    list.heard(session, at: clock.now) ? list.sessions : nil
+                }
+                if let sessions { continuation.yield(sessions) }
+            }
+        }
+        // Announcements stop without a word: drop what was not heard again for three beacons.
+        let expire = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let sessions = list.withLockedValue { list in list.expire(now: clock.now) ? list.sessions : nil }
+                if let sessions { continuation.yield(sessions) }
+            }
+        }
+        continuation.onTermination = { _ in
+            listen.cancel()
+            expire.cancel()
+        }
+        return stream
+    }
+
     /// The IPv4 interfaces that are up, support multicast and are not loopback.
     static func multicastDevices() -> [NIONetworkDevice] {
         ((try? System.enumerateDevices()) ?? []).filter { device in

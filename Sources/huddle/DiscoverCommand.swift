@@ -21,8 +21,18 @@ struct DiscoverCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line ({\"event\":\"nearby\",...}).")
     var json = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Keep listing for --seconds: print each session when it appears and again (nearby-gone) when its "
+                + "announcements stop (3 s without one) or its ticket expires."))
+    var watch = false
+
     func run() async throws {
         let output = EventOutput(json: json)
+        if watch {
+            try await runWatching(output)
+            return
+        }
         let heard: AsyncStream<NearbySession>
         do {
             heard = try await NearbySession.browse()
@@ -39,6 +49,32 @@ struct DiscoverCommand: AsyncParsableCommand {
         try? await Task.sleep(for: .seconds(seconds))
         listening.cancel()
         await listening.value
+    }
+}
+
+extension DiscoverCommand {
+    /// `--watch`: appearances and disappearances for `seconds`.
+    func runWatching(_ output: EventOutput) async throws {
+        let lists: AsyncStream<[NearbySession]>
+        do {
+            lists = try await NearbySession.watch()
+        } catch {
+            output.error(code: "discover-failed", "\(error)")
+            throw ExitCode(1)
+        }
+        let watching = Task {
+            var listed: [String: NearbySession] = [:]
+            for await sessions in lists {
+                let now = Dictionary(
+                    sessions.map { ($0.invitation.ticket, $0) }, uniquingKeysWith: { first, _ in first })
+                for (ticket, session) in now where listed[ticket] == nil { output.nearby(session) }
+                for (ticket, session) in listed where now[ticket] == nil { output.nearbyGone(session) }
+                listed = now
+            }
+        }
+        try? await Task.sleep(for: .seconds(seconds))
+        watching.cancel()
+        await watching.value
     }
 }
 

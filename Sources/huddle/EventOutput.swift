@@ -74,6 +74,14 @@ struct EventOutput: Sendable {
             text: "\(nearby.name)  (\(invitation.inviterName) \(invitation.inviterFingerprint) at \(nearby.announcer))")
     }
 
+    /// A session's announcements stopped (`huddle discover --watch`).
+    func nearbyGone(_ nearby: NearbySession) {
+        emit(
+            "nearby-gone",
+            ["name": .string(nearby.name), "session": .string("\(nearby.invitation.session)")],
+            text: "gone: \(nearby.name)")
+    }
+
     /// The session is being announced on the local network (`huddle host --lan NAME`).
     func announcing(_ announcement: NearbyAnnouncement) {
         emit(

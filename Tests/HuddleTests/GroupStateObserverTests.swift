@@ -58,3 +58,37 @@ struct GroupStateObserverTests {
         #expect(lateSeen == [false])
     }
 }
+
+/// A discovering observer combines the path with the sessions heard nearby (fed here by hand: the real list comes
+/// from multicast, tested across network namespaces in LocalDiscoveryTests).
+@Suite("GroupStateObserver discovering nearby sessions")
+struct DiscoveringObserverTests {
+    @Test("Eligible only while a session is nearby and the path is usable; the node's shutdown ends it")
+    func combined() async throws {
+        var random = ChaChaRandomGenerator(seed: 72)
+        let node = try await HuddleNode.start(.init(identity: Identity(using: &random), name: "looking"))
+        let (lists, feed) = AsyncStream.makeStream(of: [NearbySession].self)
+        let observer = GroupStateObserver(node: node, nearby: lists)
+        #expect(!observer.isEligibleForGroupSession && observer.nearbySessions.isEmpty)
+        let updates = Task {
+            var seen: [Bool] = []
+            for await eligible in observer.eligibilityUpdates { seen.append(eligible) }
+            return seen
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let ana = NearbyListTests.session("ana", seed: 3)
+        feed.yield([ana])
+        #expect(await eventually("eligible") { observer.isEligibleForGroupSession })
+        #expect(observer.nearbySessions.map(\.name) == ["ana"])
+        feed.yield([])
+        #expect(await eventually("not eligible") { !observer.isEligibleForGroupSession })
+        feed.yield([ana])
+        #expect(await eventually("eligible again") { observer.isEligibleForGroupSession })
+        await node.shutdown()
+        let seen = try await withTimeout(5, "the updates end") { await updates.value }
+        // A reader that falls behind sees only the newest value, so the middle may be shortened; never the ends.
+        #expect(seen.first == false && seen.last == false && seen.contains(true), "\(seen)")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 != $1 }, "only changes are published: \(seen)")
+        feed.finish()
+    }
+}

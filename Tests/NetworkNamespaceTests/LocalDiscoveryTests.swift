@@ -17,7 +17,7 @@ struct LocalDiscoveryTests {
     static let port = 7300
 
     @Test(
-        "discover lists an announced session; join --lan joins it; a session nobody announces is not found",
+        "discover lists an announced session; join --lan joins it; an unknown name is not found; --watch sees it go",
         .timeLimit(.minutes(2)))
     func discoverAndJoin() async throws {
         let tag = "\(getpid())-\(UInt32.random(in: 0..<1_000_000))"
@@ -63,6 +63,20 @@ struct LocalDiscoveryTests {
                 ], namespace: lab.hosts[2].name)
             #expect(try await missing.waitForExit(within: 15) == 2)
             #expect(missing.events.contains { $0.name == "error" && $0["code"] == "lan-not-found" })
+
+            // Watching: the session is listed while announced, and reported gone within a few seconds of the host
+            // leaving (its announcement stops with its part in the session).
+            let watcher = try cluster.start(
+                "watcher", ["discover", "--watch", "--json", "--seconds", "20"], namespace: lab.hosts[2].name)
+            let listed = try await watcher.waitForEvent("nearby", within: 10)
+            #expect(listed["name"] == "Ana's canvas")
+            let clock = ContinuousClock()
+            let left = clock.now
+            try host.send("/leave")
+            let gone = try await watcher.waitForEvent("nearby-gone", within: 10)
+            #expect(gone["name"] == "Ana's canvas")
+            #expect(clock.now - left < .seconds(6), "reported gone after \(clock.now - left)")
+            watcher.stop()
         }
     }
 }
