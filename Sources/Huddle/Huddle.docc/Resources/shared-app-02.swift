@@ -1,0 +1,50 @@
+import Foundation
+import Huddle
+
+/// The activity: one shared sketch. Every member holds the same copy.
+struct SketchActivity: GroupActivity {
+    static let activityIdentifier = "com.example.sketch-together"
+    var title: String
+    var metadata: GroupActivityMetadata {
+        GroupActivityMetadata(title: "Sketch: \(title)", type: .createTogether)
+    }
+}
+
+/// A point on the canvas.
+struct Point: Codable, Sendable, Hashable {
+    var x: Double
+    var y: Double
+}
+
+/// One stroke: what a member sends when it draws.
+struct Stroke: Codable, Sendable, MessageTypeNaming {
+    static let messageTypeName = "com.example.sketch.stroke"
+    var id: UUID
+    var points: [Point]
+}
+
+/// The whole canvas: what members send a newcomer so it can catch up.
+struct CanvasMessage: Codable, Sendable, MessageTypeNaming {
+    static let messageTypeName = "com.example.sketch.canvas"
+    var strokes: [Stroke]
+}
+
+/// The strokes this member knows, in the order it learned them. Adding a stroke it already has does nothing, so
+/// catch-up messages from several members merge into one canvas.
+actor Canvas {
+    private(set) var strokes: [Stroke] = []
+    private var known: Set<UUID> = []
+
+    func add(_ stroke: Stroke) -> Bool {
+        guard known.insert(stroke.id).inserted else { return false }
+        strokes.append(stroke)
+        return true
+    }
+}
+
+@main
+struct SketchApp {
+    static func main() async throws {
+        print("sketch: \(SketchActivity(title: "untitled").metadata.title ?? "")")
+    }
+}
