@@ -1,8 +1,8 @@
 # Huddle: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 
-.PHONY: demo test deps lint format build docs docs-preview unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: demo test deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
 
@@ -42,6 +42,15 @@ docs: deps
 docs-preview: deps
 	$(SWIFT) package --disable-sandbox preview-documentation --target Huddle
 
+## The DrawTogether sample (Examples/DrawTogether, its own package on Hummingbird) in headless Chromium: two pages
+## draw together, an image dropped in one appears in the other, a late joiner sees both after the author left.
+## Installs chromium, chromium-driver (apt) and selenium (pip) when missing; screenshots in
+## Examples/DrawTogether/.build/browser-test. Not in `make test`: building Hummingbird and installing Chromium
+## would add about 6 minutes to CI.
+examples-test: deps
+	$(SWIFT) build --package-path Examples/DrawTogether
+	python3 Examples/DrawTogether/Tests/browser_test.py --binary Examples/DrawTogether/.build/debug/DrawTogether
+
 ## Unit, property and known-answer tests, loopback and multi-process tests of `huddle`, and (as root) the
 ## network-namespace tests (debug build), these last on their own: their 20 MiB transfers between five processes
 ## would load the machine under the timing-sensitive loopback tests. The simulation suite runs in release mode.
@@ -73,7 +82,7 @@ slow-tests: deps
 simulation: deps
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
 
-## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (15).
+## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (10).
 fuzz-smoke: deps
 	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
 
