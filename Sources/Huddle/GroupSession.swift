@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 ///
 /// Get one from ``HuddleNode/activate(_:)`` (a new session, ``GroupSessionState/waiting`` until ``join()``) or
 /// ``HuddleNode/join(_:as:)`` (an existing one, already joined); ``HuddleNode/sessions(of:)`` yields both.
-/// Watch ``participantUpdates`` to send catch-up state to newcomers with
+/// Watch ``participantChanges`` (`.joined(newcomer)`) to send catch-up state to newcomers with
 /// ``Messenger/send(_:to:)-(Message,_)`` and `.only([newcomer])`.
 public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable {
     /// The session's state type.

@@ -9,10 +9,12 @@ import HuddleProtocol
 /// addresses (any of them can let the joiner in, so a ticket keeps working after its inviter left). It ends in a
 /// checksum, so a mistyped or truncated ticket is refused before any network traffic.
 ///
-/// Format: `huddle:` followed by unpadded base64url of: version (1 byte, 1), session id (16), invitation secret (32),
-/// expiry (u64 little-endian, seconds since 1970), inviter signing key (32), inviter name (1-byte length, at most
-/// 64 UTF-8 bytes), member count (1 byte, 1-8), then per member its Noise key (32), address family (4 or 6), address
-/// (4 or 16 bytes) and port (u16 little-endian); then the first 4 bytes of BLAKE2b-256 over everything before.
+/// Format (docs/PROTOCOL.md §8.1): `huddle:` followed by unpadded base64url of: version (1 byte: 1, or 2 when the
+/// ticket names relays), session id (16), invitation secret (32), expiry (u64 little-endian, seconds since 1970),
+/// inviter signing key (32), inviter name (1-byte length, at most 64 UTF-8 bytes), member count (1 byte, 1-8), then
+/// per member its Noise key (32), address family (4 or 6), address (4 or 16 bytes) and port (u16 little-endian);
+/// in version 2 a relay count (1 byte, 1-4) and per relay its family, address and port; then the first 4 bytes of
+/// BLAKE2b-256 over everything before.
 ///
 /// Treat a ticket like a password until it expires: whoever holds it can join.
 public struct Invitation: Sendable, CustomStringConvertible {

@@ -12,6 +12,9 @@ public struct MessageDrop: Sendable, Hashable, CustomStringConvertible {
         case noSubscriber = "no-subscriber"
         /// They were not messenger envelopes this node can read (damaged, or of a newer envelope version).
         case undecodable
+        /// They carried the type name a `messages(of:)` stream reads, but their JSON did not decode as that type (a
+        /// version of the type with another shape: keep old fields decodable, see ``MessageTypeNaming``).
+        case typeMismatch = "type-mismatch"
     }
 
     /// The participant that sent them.

@@ -10,7 +10,8 @@ import HuddleWire
 ///
 /// Messages are Codable values (sent as JSON, tagged with their type name) or raw bytes. A receiver only delivers a
 /// message to a `messages(of:)` stream of the same type name; a message it cannot decode (a newer version's type,
-/// a changed shape) is skipped, so version your message types and keep old fields decodable. Messages that arrive
+/// a changed shape) is skipped and reported on ``GroupSession/messageDrops`` (`typeMismatch`), so version your
+/// message types and keep old fields decodable. Messages that arrive
 /// before anyone iterates a matching stream are kept (up to 1024) and handed to the first one, so a late joiner's
 /// catch-up state is not lost while it sets up.
 ///
@@ -144,6 +145,8 @@ public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
                 if let message = stream.decode(received.envelope.payload) {
                     return (message, Messenger.Context(source: received.source))
                 }
+                // Skipped, and said so: a message the application never sees is reported on messageDrops.
+                await stream.engine.reportTypeMismatch(received)
             }
             return nil
         }

@@ -7,8 +7,8 @@ import NIOConcurrencyHelpers
 /// from a peer, so a node's series stay few whatever the session's size.
 ///
 /// Per-packet counters are not touched per packet: the core counts in plain integers and ``publish(_:)`` adds what
-/// changed since the previous sample (``HuddleNode/Configuration/metricsInterval``, and
-/// ``HuddleNode/updateMetrics()`` before a scrape). Messages, delivery failures and joins are recorded as they
+/// changed since the previous sample (`publish(_:participants:)`, every ``HuddleNode/Configuration/metricsInterval``
+/// and on ``HuddleNode/updateMetrics()`` before a scrape). Messages, delivery failures and joins are recorded as they
 /// happen. The names, with their labels:
 ///
 /// | Metric | Kind | Labels |
@@ -22,7 +22,7 @@ import NIOConcurrencyHelpers
 /// | `huddle_packets_sent_total`, `huddle_packets_lost_total`, `huddle_spurious_losses_total` | counter | |
 /// | `huddle_messages_sent_total`, `huddle_messages_received_total` | counter | `class`: `reliable`, `unreliable` |
 /// | `huddle_message_bytes_sent_total`, `huddle_message_bytes_received_total` | counter | `class` |
-/// | `huddle_messages_undelivered_total` | counter | `reason` (``DeliveryFailure/Reason``) |
+/// | `huddle_messages_undelivered_total` | counter | `reason`: `left`, `unreachable`, `restarted`, `session_ended` |
 /// | `huddle_attachment_chunks_sent_total`, `huddle_attachment_chunks_received_total` | counter | |
 /// | `huddle_attachment_chunks_rejected_total`, `huddle_attachment_requests_timed_out_total` | counter | |
 /// | `huddle_protocol_violations_total` | counter | `layer`: `membership`, `journal` |

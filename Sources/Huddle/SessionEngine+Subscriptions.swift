@@ -115,6 +115,15 @@ extension SessionEngine {
     }
 
     /// Adds `drop` to the reports made at the end of this batch (to the last one when it is of the same kind).
+    /// A subscription could not decode `received` as its type: reported at once (the stream skips it).
+    func reportTypeMismatch(_ received: ReceivedMessage) {
+        noteDrop(
+            MessageDrop(
+                participant: received.source, typeName: received.envelope.typeName, reliable: received.reliable,
+                count: 1, reason: .typeMismatch))
+        reportDrops()
+    }
+
     func noteDrop(_ drop: MessageDrop) {
         if let last = pendingDrops.last, last.isSameKind(as: drop) {
             pendingDrops[pendingDrops.count - 1] = last.adding(drop.count)

@@ -211,4 +211,48 @@ struct MessengerFlowTests {
     struct StrokeMessage: Codable, Sendable {
         var id: Int
     }
+
+    /// Two versions of one message type, agreeing on the wire name; the second needs a field the first lacks.
+    struct PenV1: Codable, Sendable, MessageTypeNaming {
+        static let messageTypeName = "test.pen"
+        var width: Int
+    }
+
+    struct PenV2: Codable, Sendable, MessageTypeNaming {
+        static let messageTypeName = "test.pen"
+        var width: Int
+        var color: String
+    }
+
+    @Test("A message its stream cannot decode as its type is skipped and reported as a type mismatch")
+    func typeMismatchIsReported() async throws {
+        let (host, guest, session, guestSession) = try await MessengerTests.pair(93)
+        defer {
+            Task {
+                await host.shutdown(); await guest.shutdown()
+            }
+        }
+        let drops = NIOLockedValueBox<[MessageDrop]>([])
+        let dropReader = Task {
+            for await drop in guestSession.messageDrops { drops.withLockedValue { $0.append(drop) } }
+        }
+        defer { dropReader.cancel() }
+        let received = NIOLockedValueBox<[PenV2]>([])
+        let reader = Task {
+            for await (pen, _) in Messenger(session: guestSession).messages(of: PenV2.self) {
+                received.withLockedValue { $0.append(pen) }
+            }
+        }
+        defer { reader.cancel() }
+        let sender = Messenger(session: session)
+        try await sender.send(PenV1(width: 1))
+        try await sender.send(PenV2(width: 2, color: "red"))
+        #expect(await eventually("the decodable one arrives") { received.withLockedValue { $0.map(\.width) } == [2] })
+        #expect(await eventually("the other is reported") { drops.withLockedValue { $0.count } == 1 })
+        let drop = drops.withLockedValue { $0.first }
+        #expect(
+            drop?.reason == .typeMismatch && drop?.typeName == "test.pen" && drop?.count == 1
+                && drop?.participant == session.localParticipant && drop?.reliable == true,
+            "\(String(describing: drop))")
+    }
 }
