@@ -33,6 +33,7 @@ let package = Package(
         .executableTarget(name: "IdentityFileFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "SessionStateFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "NearbyBeaconFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )
