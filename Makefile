@@ -45,8 +45,8 @@ docs-preview: deps
 ## The DrawTogether sample (Examples/DrawTogether, its own package on Hummingbird) in headless Chromium: two pages
 ## draw together, an image dropped in one appears in the other, a late joiner sees both after the author left.
 ## Installs chromium, chromium-driver (apt) and selenium (pip) when missing; screenshots in
-## Examples/DrawTogether/.build/browser-test. Not in `make test`: building Hummingbird and installing Chromium
-## would add about 6 minutes to CI.
+## Examples/DrawTogether/.build/browser-test. Not in `make test`: building Hummingbird (over 4 minutes here) and
+## installing Chromium would push CI past its 30 minutes.
 examples-test: deps
 	$(SWIFT) build --package-path Examples/DrawTogether
 	python3 Examples/DrawTogether/Tests/browser_test.py --binary Examples/DrawTogether/.build/debug/DrawTogether
