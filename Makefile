@@ -86,10 +86,11 @@ simulation: deps
 fuzz-smoke: deps
 	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
 
-## The same for longer: every target for FUZZ_LONG_SECONDS (600 by default).
+## The same for longer: every target for FUZZ_LONG_SECONDS (600 by default), or for FUZZ_SECONDS when it is given
+## on the command line (`make fuzz FUZZ_SECONDS=120`).
 FUZZ_LONG_SECONDS ?= 600
 fuzz: deps
-	FuzzTesting/run-smoke.sh $(FUZZ_LONG_SECONDS)
+	FuzzTesting/run-smoke.sh $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),$(FUZZ_LONG_SECONDS))
 
 ## Loopback bulk throughput of the UDP transport with and without GSO/GRO (prints numbers; not a test).
 transport-bench: deps
