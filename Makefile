@@ -1,6 +1,6 @@
 # Huddle: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 6
 
 .PHONY: demo test deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
@@ -82,7 +82,7 @@ slow-tests: deps
 simulation: deps
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
 
-## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (10).
+## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (6).
 fuzz-smoke: deps
 	FuzzTesting/run-smoke.sh $(FUZZ_SECONDS)
 
