@@ -170,6 +170,10 @@ struct MessengerFlowTests {
         defer { dropReader.cancel() }
         let reported: @Sendable () -> Int = { drops.withLockedValue { $0.reduce(0) { $0 + $1.count } } }
         let sender = Messenger(session: session)
+        // Timed from before the flood: on a loaded machine the sends themselves can outlast the grace period (the
+        // hold reaches the sender through flow control), and a clock started after them would miss the hold.
+        let clock = ContinuousClock()
+        let start = clock.now
         for index in 0..<(SessionEngine.maxUnclaimedMessages + overflow) {
             try await sender.send(Self.numbered(index, size: 64))
         }
@@ -181,8 +185,6 @@ struct MessengerFlowTests {
             }
         }
         defer { reader.cancel() }
-        let clock = ContinuousClock()
-        let start = clock.now
         try await sender.send(StrokeMessage(id: 1))
         #expect(
             await eventually("the message behind the unread ones", within: 30) { strokes.withLockedValue { $0 } == [1] }
