@@ -128,9 +128,7 @@ private final class BeaconReader: ChannelInboundHandler, Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         guard
-            let beacon = envelope.data.readableBytesView.withContiguousStorageIfAvailable({ NearbyBeacon(decoding: $0) }
-            )
-                ?? NearbyBeacon(decoding: envelope.data.readableBytesView),
+            let beacon = NearbyBeacon(decoding: envelope.data.readableBytesView),
             let invitation = try? Invitation(parsing: beacon.ticket), !invitation.isExpired(),
             let source = NetworkAddress(envelope.remoteAddress)
         else { return }

@@ -34,23 +34,18 @@ import NIOConcurrencyHelpers
 ///
 /// Every metric also carries the ``HuddleNode/Configuration/metricsDimensions`` (none by default).
 final class NodeMetrics: Sendable {
-    /// The reasons ``TransportStatistics`` and ``EndpointStatistics`` count dropped datagrams under, as label values.
-    static let dropReasons: [(String, @Sendable (NodeMetricsSample) -> Int)] = [
-        ("malformed", { $0.transport.endpoint.malformedDropped }),
-        ("mac1", { $0.transport.endpoint.mac1Failures }),
-        ("handshake", { $0.transport.endpoint.handshakeFailures }),
-        ("unknown_peer", { $0.transport.endpoint.unknownPeerDropped }),
-        ("stale_timestamp", { $0.transport.endpoint.staleTimestampDropped }),
-        ("flood", { $0.transport.endpoint.floodDropped }),
-        ("rate_limited", { $0.transport.endpoint.initiationsRateLimited }),
-        ("simultaneous_initiation", { $0.transport.endpoint.simultaneousInitiationsDropped }),
-        ("response", { $0.transport.endpoint.responsesDropped }),
-        ("unknown_index", { $0.transport.endpoint.unknownIndexDropped }),
-        ("rejected", { $0.transport.endpoint.transportRejected }),
-        ("relay", { $0.transport.endpoint.relayPacketsDropped }),
-        ("unsupported_source", { $0.transport.unsupportedSourceDropped }),
-        ("send_queue_full", { $0.connections.datagramsDropped }),
-    ]
+    /// The reasons dropped datagrams are counted under, as label values: the endpoint's, then the driver's and the
+    /// connections' own.
+    static let dropReasons: [(String, @Sendable (NodeMetricsSample) -> Int)] = {
+        typealias Figure = @Sendable (NodeMetricsSample) -> Int
+        let own: [(String, Figure)] = [
+            ("unsupported_source", { $0.transport.unsupportedSourceDropped }),
+            ("send_queue_full", { $0.connections.datagramsDropped }),
+        ]
+        return EndpointStatistics.dropReasons.map { reason, count -> (String, Figure) in
+            (reason, { @Sendable sample in count(sample.transport.endpoint) })
+        } + own
+    }()
 
     /// Counters published from samples: each with the sample figure it follows.
     private let sampled: [(Counter, @Sendable (NodeMetricsSample) -> Int)]

@@ -58,14 +58,8 @@ public struct TransportStatistics: Sendable, Hashable {
     /// The endpoint's own counters (authentication failures, replays, handshakes, ...).
     public var endpoint: EndpointStatistics
 
-    /// Received datagrams the endpoint dropped without effect: malformed, unauthenticated, replayed, for unknown
-    /// indices, from unknown peers, stale or flooding handshakes.
-    public var datagramsDroppedByEndpoint: Int {
-        endpoint.malformedDropped + endpoint.mac1Failures + endpoint.handshakeFailures + endpoint.unknownPeerDropped
-            + endpoint.staleTimestampDropped + endpoint.floodDropped + endpoint.initiationsRateLimited
-            + endpoint.simultaneousInitiationsDropped
-            + endpoint.responsesDropped + endpoint.unknownIndexDropped + endpoint.transportRejected
-    }
+    /// Received datagrams the endpoint dropped without effect (``EndpointStatistics/datagramsDropped``).
+    public var datagramsDroppedByEndpoint: Int { endpoint.datagramsDropped }
 
     /// Zeroed transport counters alongside the endpoint's current ones.
     init(endpoint: EndpointStatistics) {

@@ -49,47 +49,48 @@ struct HuddleNodeServiceTests {
         }
     }
 
-    @Test("A graceful shutdown of the group makes the node leave: the others see it left, not unreachable")
-    func gracefulShutdownLeaves() async throws {
+    /// A host's session with a member run as the only service of a group, which `stop` then stops (given the group
+    /// and the task running it). Returns the host and its session, the member, and why the host saw it go.
+    static func runThenStop(
+        _ stop: @Sendable (ServiceGroup, Task<Void, any Error>) async throws -> Void
+    ) async throws -> (
+        host: HuddleNode, session: GroupSession<Chat>, member: HuddleNode, departure: ParticipantChange.DepartureReason?
+    ) {
         let host = try await Self.node("host")
         let member = try await Self.node("member")
-        defer { Task { await host.shutdown() } }
         let (session, participant) = try await Self.session(host: host, member: member)
         let departure = Self.departure(of: participant, from: session)
         // Let the watcher subscribe: participantChanges only yields what happens after.
         try await Task.sleep(for: .milliseconds(100))
-
         let group = ServiceGroup(
             services: [HuddleNodeService(member)], gracefulShutdownSignals: [], cancellationSignals: [],
             logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         try await Task.sleep(for: .milliseconds(100))
-        await group.triggerGracefulShutdown()
-        try await running.value
+        try await stop(group, running)
+        return (host, session, member, await departure.value)
+    }
 
-        #expect(await departure.value == .left)
-        #expect(session.activeParticipants.count == 1)
+    @Test("A graceful shutdown of the group makes the node leave: the others see it left, not unreachable")
+    func gracefulShutdownLeaves() async throws {
+        let run = try await Self.runThenStop { group, running in
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        defer { Task { await run.host.shutdown() } }
+        #expect(run.departure == .left)
+        #expect(run.session.activeParticipants.count == 1)
         // The node is shut down: it cannot start a session any more.
-        await #expect(throws: (any Error).self) { try await member.activate(Chat()).join() }
+        await #expect(throws: (any Error).self) { try await run.member.activate(Chat()).join() }
     }
 
     @Test("Cancelling the group's task shuts the node down too")
     func cancellationLeaves() async throws {
-        let host = try await Self.node("host")
-        let member = try await Self.node("member")
-        defer { Task { await host.shutdown() } }
-        let (session, participant) = try await Self.session(host: host, member: member)
-        let departure = Self.departure(of: participant, from: session)
-        try await Task.sleep(for: .milliseconds(100))
-
-        let group = ServiceGroup(
-            services: [HuddleNodeService(member)], gracefulShutdownSignals: [], cancellationSignals: [],
-            logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        try await Task.sleep(for: .milliseconds(100))
-        running.cancel()
-        _ = try? await running.value
-
-        #expect(await departure.value == .left)
+        let run = try await Self.runThenStop { _, running in
+            running.cancel()
+            _ = try? await running.value
+        }
+        defer { Task { await run.host.shutdown() } }
+        #expect(run.departure == .left)
     }
 }

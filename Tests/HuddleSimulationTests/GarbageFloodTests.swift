@@ -16,15 +16,6 @@ struct GarbageFloodTests {
     /// Long enough to cover the whole transfer (about 3.6 s); kept short because the suite runs in every CI run.
     static let floodDuration: Duration = .seconds(5)
 
-    /// The drop counters an unauthenticated datagram can land in, summed.
-    static func dropped(_ statistics: EndpointStatistics) -> Int {
-        statistics.malformedDropped + statistics.mac1Failures + statistics.handshakeFailures
-            + statistics.unknownPeerDropped + statistics.staleTimestampDropped + statistics.floodDropped
-            + statistics.initiationsRateLimited + statistics.simultaneousInitiationsDropped
-            + statistics.responsesDropped + statistics.unknownIndexDropped + statistics.transportRejected
-            + statistics.relayPacketsDropped
-    }
-
     /// One garbage datagram: random bytes of any size, a handshake initiation's shape with a random `mac1`, or a
     /// transport packet's shape with a random receiver index.
     static func garbage(using random: inout SimulationRandom) -> [UInt8] {
@@ -98,8 +89,8 @@ struct GarbageFloodTests {
         let injected = Self.perMillisecond * Int(Self.floodDuration.components.seconds * 1000)
         #expect(flooded.repliesToAttacker == 0, "\(flooded.repliesToAttacker) datagrams went to the attacker")
         #expect(
-            Self.dropped(flooded.after) - Self.dropped(flooded.before) == injected,
-            "\(Self.dropped(flooded.after) - Self.dropped(flooded.before)) of \(injected) counted")
+            flooded.after.datagramsDropped - flooded.before.datagramsDropped == injected,
+            "\(flooded.after.datagramsDropped - flooded.before.datagramsDropped) of \(injected) counted")
         #expect(flooded.after.initiationsProcessed == flooded.before.initiationsProcessed, "DH work for garbage")
         #expect(flooded.closures == 0, "the flood closed a connection")
         let baselineTime = baseline.done - Instant.zero

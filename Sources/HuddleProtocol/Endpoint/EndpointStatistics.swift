@@ -61,4 +61,26 @@ public struct EndpointStatistics: Sendable, Hashable {
     /// Of ``connectionsClosed``, those that never completed a handshake (it timed out, the peer could not be reached
     /// or refused it).
     public var handshakesNeverCompleted = 0
+
+    /// Every counter of received datagrams the endpoint dropped without effect, with a short reason label (the
+    /// `reason` of `huddle_datagrams_dropped_total`): malformed, unauthenticated, replayed or stale, for unknown
+    /// indices or peers, over a handshake rate, or relay packets from a stranger. Each such datagram is counted in
+    /// exactly one of them.
+    public static let dropReasons: [(reason: String, count: @Sendable (EndpointStatistics) -> Int)] = [
+        ("malformed", { $0.malformedDropped }),
+        ("mac1", { $0.mac1Failures }),
+        ("handshake", { $0.handshakeFailures }),
+        ("unknown_peer", { $0.unknownPeerDropped }),
+        ("stale_timestamp", { $0.staleTimestampDropped }),
+        ("flood", { $0.floodDropped }),
+        ("rate_limited", { $0.initiationsRateLimited }),
+        ("simultaneous_initiation", { $0.simultaneousInitiationsDropped }),
+        ("response", { $0.responsesDropped }),
+        ("unknown_index", { $0.unknownIndexDropped }),
+        ("rejected", { $0.transportRejected }),
+        ("relay", { $0.relayPacketsDropped }),
+    ]
+
+    /// Received datagrams dropped without effect: the sum of ``dropReasons``.
+    public var datagramsDropped: Int { Self.dropReasons.reduce(0) { $0 + $1.count(self) } }
 }
