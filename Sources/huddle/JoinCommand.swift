@@ -39,25 +39,15 @@ struct JoinCommand: AsyncParsableCommand {
         Signals.install()
         let output = EventOutput(json: options.json)
         let invitation: Invitation
-        do {
-            if let lan {
-                guard let nearby = try await NearbyLookup.find(lan, within: lanTimeout) else {
-                    output.error(
-                        code: "lan-not-found",
-                        "no session announced as \"\(lan)\" was heard on the local network within \(lanTimeout) s "
-                            + "(huddle discover lists what is announced)")
-                    throw ExitCode(2)
-                }
-                output.nearby(nearby)
-                invitation = nearby.invitation
-            } else {
+        if let lan {
+            invitation = try await Self.announced(lan, within: lanTimeout, output: output)
+        } else {
+            do {
                 invitation = try Invitation(parsing: ticket ?? "")
+            } catch {
+                output.error(code: "bad-ticket", "\(error)")
+                throw ExitCode(2)
             }
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            output.error(code: lan == nil ? "bad-ticket" : "discover-failed", "\(error)")
-            throw ExitCode(2)
         }
         guard !invitation.isExpired() else {
             output.error(code: "ticket-expired", "\(HuddleError.invitationExpired(invitation.expiresAt))")
@@ -114,6 +104,27 @@ struct JoinCommand: AsyncParsableCommand {
         }
         let status = await ChatRunner(node: node, session: session, output: output, stay: options.stay).run()
         throw ExitCode(status)
+    }
+
+    /// The ticket of the session announced on the local network as `name` (`--lan`), reported as a `nearby` event;
+    /// exit 2 when none is heard within `seconds` or the network cannot be listened to.
+    static func announced(_ name: String, within seconds: Double, output: EventOutput) async throws -> Invitation {
+        let nearby: NearbySession?
+        do {
+            nearby = try await NearbyLookup.find(name, within: seconds)
+        } catch {
+            output.error(code: "discover-failed", "\(error)")
+            throw ExitCode(2)
+        }
+        guard let nearby else {
+            output.error(
+                code: "lan-not-found",
+                "no session announced as \"\(name)\" was heard on the local network within \(seconds) s "
+                    + "(huddle discover lists what is announced)")
+            throw ExitCode(2)
+        }
+        output.nearby(nearby)
+        return nearby.invitation
     }
 
     /// The signal that interrupted the join, once the node has shut down; `nil` (and the watcher stopped) if none
