@@ -7,15 +7,19 @@
 /// - **bandwidth**: the largest delivery rate over the last ``bandwidthFilterRounds`` round trips (samples marked
 ///   application-limited count only when they raise it);
 /// - **minimum RTT**: the smallest RTT sample in the last ``minRTTFilterLength``;
-/// - **background loss**: the loss rate of the path, the mean over the first loss periods (rounds pooled until they
-///   carried ``lossPeriodDatagrams`` datagrams) and then a moving average (weight ``backgroundLossWeight``);
+/// - **standing queue**: a loss period (rounds pooled until they carried ``lossPeriodDatagrams`` datagrams) whose
+///   *lowest* RTT sample exceeds the minimum RTT by a quarter of it plus ``queueingEvidence``: a queue that never
+///   drained, which jitter and delayed ACKs (raising only some samples) do not mimic;
+/// - **background loss**: the loss rate of the path, learnt only from periods after startup without a standing
+///   queue (whose losses cannot be a full queue's): the mean over the first such periods, then a moving average
+///   (weight ``backgroundLossWeight``);
 /// - **inflight_hi** (BBRv3's loss bound): unset until a loss period shows congestion, then 0.7 × the most that
 ///   period had in flight, never below one bandwidth-delay product. A period is congested, once
-///   ``learningLossPeriods`` periods taught the background, when it loses more than ``lossThreshold`` *beyond the
-///   background loss* of its data (at least ``minimumCongestionLossDatagrams``, and ``congestionDeviations``
-///   standard deviations more than the background explains) **and** shows queueing (the smoothed RTT exceeds the
-///   minimum by half of it plus ``queueingEvidence``). Random loss raises the background, not the verdict: a path
-///   that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst above it.
+///   ``learningLossPeriods`` periods passed, when it loses more than ``lossThreshold`` *beyond the background loss*
+///   of its data (at least ``minimumCongestionLossDatagrams``, and ``congestionDeviations`` standard deviations more
+///   than the background explains) **and** shows a standing queue. Random loss raises the background, not the
+///   verdict: a path that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst
+///   above it.
 ///
 /// The state machine:
 /// - **startup**: pacing gain 2.77 (4 ln 2) and window gain 2, until the bandwidth grows less than 25 % in three
@@ -31,7 +35,9 @@
 /// Window: 2 × BDP plus ``quantumDatagrams`` datagrams, plus ``jitterGain`` × bandwidth × RTT variation (so a
 /// jittery path's late ACKs do not drain the pipe), plus after startup the ACK aggregation seen in the last
 /// ``ackAggregationRounds`` rounds (BBR's extra_acked: what arrived in ACK batches beyond the bandwidth), and at most
-/// inflight_hi; it grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and
+/// inflight_hi. After a period with a standing queue, in the probeBandwidth phases that do not probe up, one BDP
+/// (plus the quantum and the jitter term) replaces the two BDPs and the aggregation: flows that share a queue then
+/// drain it instead of each keeping up to a BDP in it, which is what made them unfair to each other and to CUBIC; it grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and
 /// never falls below ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
 ///
 /// Loss still triggers retransmission (RFC 9002 recovery is unchanged); only the rate and window respond differently.
@@ -76,8 +82,11 @@ public struct Bbr: CongestionController {
     public static let congestionDeviations = 4.0
     /// The weight of each loss period in the background loss average (after the first periods' plain mean).
     public static let backgroundLossWeight = 1.0 / 16
-    /// Queueing evidence: the smoothed RTT exceeds the minimum RTT by half of it plus this much.
-    public static let queueingEvidence: Duration = .milliseconds(5)
+    /// A standing queue: a loss period's lowest RTT sample exceeds the minimum RTT by 1 / ``queueingFraction`` of it
+    /// plus this much.
+    public static let queueingEvidence: Duration = .milliseconds(2)
+    /// See ``queueingEvidence``: 4, a quarter of the minimum RTT.
+    public static let queueingFraction: Int64 = 4
     /// inflight_hi after congestion: this fraction of the period's largest flight (BBRv3's beta).
     public static let lossBeta = 0.7
     /// Startup ends after this many round trips without 25 % bandwidth growth.
@@ -112,6 +121,9 @@ public struct Bbr: CongestionController {
     public private(set) var lossPeriods = 0
     /// Whether startup found the bottleneck bandwidth.
     public private(set) var fullBandwidthReached = false
+    /// Whether the last loss period showed a standing queue: even its lowest RTT sample exceeded the minimum RTT by a
+    /// quarter plus ``queueingEvidence``.
+    public private(set) var standingQueue = false
 
     private var bandwidthFilter = RoundMaxFilter<Double>(rounds: Bbr.bandwidthFilterRounds)
     /// BBR's extra_acked: bytes acknowledged beyond what the bandwidth explains since an aggregation epoch began,
@@ -131,7 +143,10 @@ public struct Bbr: CongestionController {
     /// The current loss period's statistics (rounds pooled to ``lossPeriodDatagrams``), for the loss bound.
     private var roundStartDelivered = 0
     private var roundStartLost = 0
-    private var smoothedRTT: Duration = .zero
+    /// The lowest RTT sample of the current loss period: above the minimum RTT, a queue stood all period.
+    private var periodMinRTT: Duration?
+    /// Loss periods without a standing queue, the ones that taught ``backgroundLoss``.
+    private var queueFreePeriods = 0
     private var rttVariation: Duration = .zero
     private var roundMaxInflight = 0
     /// inflight_hi before the last cut, restored if the losses prove spurious.
@@ -197,8 +212,10 @@ public struct Bbr: CongestionController {
     public mutating func onDeliverySample(
         _ sample: DeliveryRateSample, bytesInFlight: Int, rtt: RTTEstimator, now: Instant
     ) {
-        smoothedRTT = rtt.smoothed
         rttVariation = rtt.variation
+        // Before the round check: the ACK that ends a round acknowledges a packet sent during it, so its RTT shows
+        // that round's queue.
+        if rtt.latest > .zero { periodMinRTT = min(periodMinRTT ?? rtt.latest, rtt.latest) }
         roundMaxInflight = max(roundMaxInflight, sample.txInFlight)
         let roundStarted = sample.priorDelivered >= nextRoundDelivered
         if roundStarted {
@@ -226,9 +243,12 @@ public struct Bbr: CongestionController {
         // carried enough datagrams to measure a rate.
         guard delivered + lost >= Self.lossPeriodDatagrams * maxDatagramSize else { return }
         let lossRate = Double(lost) / Double(delivered + lost)
-        // The smoothed RTT, not the round's largest sample: a delayed ACK (up to max_ack_delay) is not a queue, and the
-        // smoothed value has the peer's ACK delay taken out.
-        let queueing = minRTT.map { smoothedRTT > $0 + $0 / 2 + Self.queueingEvidence } ?? false
+        // A standing queue raises every RTT sample of the period, so its *lowest* sample shows it; jitter (Wi-Fi, a
+        // relay that reorders) and delayed ACKs raise only some samples, and a probe's brief queue drains within it.
+        let queueing =
+            minRTT.map { floor in
+                (periodMinRTT ?? floor) > floor + floor / Self.queueingFraction + Self.queueingEvidence
+            } ?? false
         // Losses beyond what the background rate explains: more than 4 standard deviations of a binomial draw at
         // that rate, so a period losing a little more than usual by chance is not congestion.
         let sentDatagrams = Double(delivered + lost) / Double(maxDatagramSize)
@@ -243,10 +263,17 @@ public struct Bbr: CongestionController {
             && lost >= Self.minimumCongestionLossDatagrams * maxDatagramSize
             && lossRate > backgroundLoss + Self.lossThreshold
             && lostDatagrams > expected + Self.congestionDeviations * deviation
-        // A plain mean over the first periods (so the learning periods give the path's rate at once), then a
-        // moving average.
+        standingQueue = queueing
         lossPeriods += 1
-        backgroundLoss += max(Self.backgroundLossWeight, 1 / Double(lossPeriods)) * (lossRate - backgroundLoss)
+        if !queueing, fullBandwidthReached {
+            // Only a period after startup without a standing queue teaches the background: its losses cannot be a
+            // full queue's. A flow sharing a full queue (other flows, or a loss-based one), or one that joined while
+            // it stood, would otherwise learn the overflow as the path's loss rate and never yield to the others. A
+            // plain mean over the first such periods (so they give the path's rate at once), then a moving average.
+            queueFreePeriods += 1
+            backgroundLoss +=
+                max(Self.backgroundLossWeight, 1 / Double(queueFreePeriods)) * (lossRate - backgroundLoss)
+        }
         if congested {
             onCongestedPeriod()
         } else if case .probeBandwidth(let phase) = mode, let high = inflightHigh,
@@ -259,6 +286,7 @@ public struct Bbr: CongestionController {
         roundStartDelivered = sample.totalDelivered
         roundStartLost = sample.totalLost
         roundMaxInflight = 0
+        periodMinRTT = nil
     }
 
     /// A round trip lost more than the threshold while a queue stood: congestion, not random loss.
@@ -379,8 +407,18 @@ public struct Bbr: CongestionController {
             congestionWindow += acknowledged
             return
         }
-        var target = Int(Self.windowGain * Double(bdp)) + Self.quantumDatagrams * maxDatagramSize
-        if fullBandwidthReached { target += extraAcknowledged }
+        var target: Int
+        if standingQueue, case .probeBandwidth(let phase) = mode, Self.probeBandwidthGains[phase] <= 1 {
+            // A queue that stood through a whole period means the flows on this path together keep more in flight
+            // than the pipe holds: each one's max-filtered bandwidth overestimates its share. Two BDPs each would let
+            // every flow keep up to a BDP queued, the flows with the larger windows keep most of it, and a loss-based
+            // flow's bursts meet a full buffer. One BDP fills the pipe by the model's own account (the queue covers
+            // ACK aggregation), so outside probing up the window stays there until a period shows no queue.
+            target = bdp + Self.quantumDatagrams * maxDatagramSize
+        } else {
+            target = Int(Self.windowGain * Double(bdp)) + Self.quantumDatagrams * maxDatagramSize
+            if fullBandwidthReached { target += extraAcknowledged }
+        }
         // Jitter: on a path whose RTT varies (Wi-Fi, a relay that reorders), a window of 2 x bandwidth x the minimum
         // RTT drains between late ACKs; the delivery rate then measures the window, not the path, and falls with it.
         target += Int(Self.jitterGain * bandwidth * Double(rttVariation.nanoseconds) / 1e9)

@@ -31,19 +31,34 @@ struct BbrTests {
             bandwidth: Double = BbrTests.bandwidth, rtt sample: Duration = BbrTests.minRTT, lossRate: Double = 0,
             applicationLimited: Bool = false, inFlight: Int? = nil
         ) {
-            now = now + sample
-            rtt.update(sample: sample, ackDelay: .zero)
-            let bytes = Int(bandwidth * Double(sample.nanoseconds) / 1e9)
-            let prior = delivered
-            delivered += bytes
-            lost += Int(Double(bytes) * lossRate / (1 - lossRate))
-            let flight = inFlight ?? bbr.congestionWindow
-            bbr.onDeliverySample(
-                DeliveryRateSample(
-                    deliveredBytes: bytes, interval: sample, priorDelivered: prior, totalDelivered: delivered,
-                    isApplicationLimited: applicationLimited, txInFlight: flight, totalLost: lost,
-                    newlyAcknowledged: bytes),
-                bytesInFlight: flight, rtt: rtt, now: now)
+            round(
+                bandwidth: bandwidth, rtts: [sample], lossRate: lossRate, applicationLimited: applicationLimited,
+                inFlight: inFlight)
+        }
+
+        /// One round trip acknowledged by one ACK per RTT sample in `rtts`, each delivering at `bandwidth` for
+        /// its sample's length: a round whose samples differ. The last ACK acknowledges a packet sent after the
+        /// round began, so it ends the round.
+        mutating func round(
+            bandwidth: Double = BbrTests.bandwidth, rtts: [Duration], lossRate: Double = 0,
+            applicationLimited: Bool = false, inFlight: Int? = nil
+        ) {
+            let roundStart = delivered
+            for (index, sample) in rtts.enumerated() {
+                let prior = index == rtts.count - 1 ? roundStart : max(roundStart - 1, 0)
+                now = now + sample / rtts.count
+                rtt.update(sample: sample, ackDelay: .zero)
+                let bytes = Int(bandwidth * Double(sample.nanoseconds) / 1e9) / rtts.count
+                delivered += bytes
+                lost += Int(Double(bytes) * lossRate / (1 - lossRate))
+                let flight = inFlight ?? bbr.congestionWindow
+                bbr.onDeliverySample(
+                    DeliveryRateSample(
+                        deliveredBytes: bytes * rtts.count, interval: sample, priorDelivered: prior,
+                        totalDelivered: delivered, isApplicationLimited: applicationLimited, txInFlight: flight,
+                        totalLost: lost, newlyAcknowledged: bytes),
+                    bytesInFlight: flight, rtt: rtt, now: now)
+            }
         }
 
         /// Runs startup to its end on a clean path and drains to one BDP: the controller is in probeBandwidth.
@@ -94,12 +109,13 @@ struct BbrTests {
         #expect(driver.bbr.congestionWindow == Self.window(driver))
     }
 
-    @Test("A round losing 10 % while the smoothed RTT shows a queue sets inflight_hi to 0.7 x its flight")
+    @Test("A round losing 10 % while a queue stands sets inflight_hi to 0.7 x its flight")
     func congestionSetsTheBound() {
         var driver = Driver()
         driver.reachProbeBandwidth()
-        // A standing queue: RTT samples at twice the minimum raise the smoothed RTT.
+        // A standing queue: every RTT sample at twice the minimum.
         for _ in 0..<8 { driver.round(bandwidth: Self.bandwidth, rtt: .milliseconds(80), inFlight: 900_000) }
+        #expect(driver.bbr.standingQueue)
         #expect(driver.bbr.inflightHigh == nil, "queueing alone is not congestion")
         driver.round(rtt: .milliseconds(80), inFlight: 900_000)
         // Each sample ends the round it reports on: this one's 10 % loss makes its round congested.
@@ -195,17 +211,22 @@ struct BbrTests {
         #expect(sawUp && sawDown)
     }
 
-    @Test("Loss periods pool short rounds until 100 datagrams; the first four periods only learn the background")
+    @Test("Loss periods pool short rounds until 100 datagrams; no period is judged before the fifth")
     func lossPeriods() {
-        // 20 % random loss from the first round, and an RTT that triples (jitter, or a relay's queue): the first
-        // periods learn a 20 % background, so no later period is judged congested for it.
+        // 20 % random loss from the first round on a jittery path (a relay that reorders): half of each round's
+        // samples take three times the minimum RTT. The periods after startup learn a 20 % background, so no later
+        // period is judged congested for it.
         var fresh = Driver()
         fresh.round(bandwidth: 3_000_000, lossRate: 0.2)
         for _ in 0..<12 {
-            fresh.round(bandwidth: 3_000_000, rtt: .milliseconds(120), lossRate: 0.2, inFlight: 500_000)
+            fresh.round(
+                bandwidth: 3_000_000, rtts: [.milliseconds(40), .milliseconds(120)], lossRate: 0.2,
+                inFlight: 500_000)
         }
         #expect(fresh.bbr.lossPeriods == 13)
-        #expect(abs(fresh.bbr.backgroundLoss - 0.2) < 0.001)
+        #expect(fresh.bbr.fullBandwidthReached)
+        #expect(!fresh.bbr.standingQueue, "jitter is not a standing queue")
+        #expect(abs(fresh.bbr.backgroundLoss - 0.2) < 0.01)
         #expect(fresh.bbr.inflightHigh == nil)
 
         var driver = Driver()
@@ -229,5 +250,63 @@ struct BbrTests {
         #expect(driver.bbr.minRTT == Self.minRTT)
         #expect(driver.bbr.congestionWindow == Self.window(driver))
         #expect(driver.bbr.congestionWindow > 2 * 500_000 + 250_000)
+    }
+
+    @Test("A standing queue caps the window at one BDP outside probing up; a period without one restores two")
+    func standingQueueWindow() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        let bdp = 500_000
+        var capped = 0
+        var probing = 0
+        for _ in 0..<24 {
+            // Every sample of every round 20 ms above the 40 ms minimum: more than a quarter plus 2 ms.
+            driver.round(rtt: .milliseconds(60), inFlight: bdp)
+            guard case .probeBandwidth(let phase) = driver.bbr.mode else { continue }
+            #expect(driver.bbr.standingQueue)
+            let jitter = Int(Bbr.jitterGain * Self.bandwidth * Double(driver.rtt.variation.nanoseconds) / 1e9)
+            if Bbr.probeBandwidthGains[phase] > 1 {
+                probing += 1
+                #expect(driver.bbr.congestionWindow > 2 * bdp, "probing up keeps two BDPs")
+            } else {
+                capped += 1
+                #expect(driver.bbr.congestionWindow == bdp + Bbr.quantumDatagrams * Self.datagram + jitter)
+            }
+        }
+        #expect(capped >= 16 && probing >= 1)
+        // A queue only 1 ms deep is not a standing queue (it needs a quarter of the minimum plus 2 ms, 12 ms here),
+        // and a round with one sample at the minimum shows the queue drained.
+        driver.round(rtt: .milliseconds(51), inFlight: bdp)
+        #expect(!driver.bbr.standingQueue)
+        driver.round(rtts: [.milliseconds(90), .milliseconds(40), .milliseconds(90)], inFlight: bdp)
+        #expect(!driver.bbr.standingQueue)
+        driver.round(inFlight: bdp)
+        #expect(driver.bbr.congestionWindow == Self.window(driver))
+    }
+
+    @Test("Losses while a queue stands, and in startup, do not teach the background: they are judged against it")
+    func backgroundLearntWithoutQueue() {
+        // Startup: 20 % loss while the window doubles teaches nothing.
+        var fresh = Driver()
+        for _ in 0..<3 { fresh.round(bandwidth: Double(1 << 20) * Double(fresh.bbr.roundCount + 1), lossRate: 0.2) }
+        #expect(fresh.bbr.mode == .startup)
+        #expect(fresh.bbr.lossPeriods >= 1)
+        #expect(fresh.bbr.backgroundLoss == 0)
+
+        // A flow that shares a full queue with others: 3 % loss per period with the queue standing is congestion
+        // every time (a flow that learnt it as background would never yield), while the same loss with no queue is
+        // learnt.
+        var queued = Driver()
+        queued.reachProbeBandwidth()
+        let learnt = queued.bbr.backgroundLoss
+        for _ in 0..<4 { queued.round(rtt: .milliseconds(80), lossRate: 0.03, inFlight: 900_000) }
+        #expect(queued.bbr.backgroundLoss == learnt)
+        #expect(queued.bbr.inflightHigh != nil)
+        var random = Driver()
+        random.reachProbeBandwidth()
+        let before = random.bbr.backgroundLoss
+        for _ in 0..<4 { random.round(lossRate: 0.03, inFlight: 500_000) }
+        #expect(random.bbr.backgroundLoss > before + 0.005)
+        #expect(random.bbr.inflightHigh == nil)
     }
 }
