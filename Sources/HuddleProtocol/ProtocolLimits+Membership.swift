@@ -48,4 +48,10 @@ extension ProtocolLimits {
     public static let initialRedialInterval = Duration.seconds(1)
     /// The longest wait between attempts to reach an unreachable member.
     public static let maxRedialInterval = Duration.seconds(30)
+    /// How often a member forwards activity values it received (§8.2): at most one forward to each other member per
+    /// interval, carrying the value current when it goes out. Every member adopts every value at once (the register's
+    /// order alone decides), so convergence is unchanged; only the redundant forwarding is paced. A member that sets
+    /// the activity a thousand times a second then costs each other member at most 10 forwards a second to each peer,
+    /// not one per change: without it each change crossed every link (O(n²) messages per change).
+    public static let activityForwardInterval = Duration.milliseconds(100)
 }

@@ -257,6 +257,54 @@ struct MembershipTests {
         #expect(seen[0] != nil)
     }
 
+    @Test("A member setting the activity every millisecond costs the others one forward per interval, not per change")
+    func activityFloodForwardsPaced() throws {
+        var (net, _, _) = try Self.mesh(count: 5, seed: 31)
+        #expect(
+            try net.run(
+                until: { net in (0..<5).allSatisfy { net.node($0)!.activeKeys.count == 5 } }, timeout: .seconds(10)))
+        // An ordinary change is forwarded at once (the first forward of an interval is not delayed): whenever a
+        // member is seen holding it, that member has already forwarded it, once.
+        let forwardsBefore = (0..<5).map { net.node($0)!.core!.membership.activityForwards }
+        let single = net.now
+        let value = Array("one change".utf8)
+        try net.withNode(2) { $0.update(now: single) { $0.setActivity(value) } }
+        while net.now < single + .milliseconds(200) {
+            try net.run(for: .milliseconds(1))
+            for index in [0, 1, 3, 4] where net.node(index)!.activityPayload == value {
+                #expect(
+                    net.node(index)!.core!.membership.activityForwards == forwardsBefore[index] + 1,
+                    "node \(index) at \(net.now - single)")
+            }
+        }
+        #expect((0..<5).allSatisfy { net.node($0)!.activityPayload == value })
+        try net.run(for: .seconds(1))
+
+        // Node 1 floods 2,000 changes over 2 s.
+        let changes = 2_000
+        let start = net.now
+        let before = (0..<5).map { net.node($0)!.core!.membership.activityForwards }
+        for change in 0..<changes {
+            net.schedule(at: start + .milliseconds(Int64(change))) { net in
+                let now = net.now
+                try? net.withNode(1) { $0.update(now: now) { $0.setActivity(Array("change \(change)".utf8)) } }
+            }
+        }
+        try net.run(until: start + .seconds(3))
+        let last = Array("change \(changes - 1)".utf8)
+        let intervals = Int(Duration.seconds(2) / ProtocolLimits.activityForwardInterval)
+        for index in [0, 2, 3, 4] {
+            let membership = net.node(index)!.core!.membership
+            #expect(net.node(index)!.activityPayload == last, "node \(index) converged on the last change")
+            let forwards = membership.activityForwards - before[index]
+            // One per interval of the flood, plus the first one and the last value's after the flood.
+            #expect(forwards <= intervals + 2, "node \(index) forwarded \(forwards) times")
+            #expect(forwards >= intervals / 2, "node \(index) forwarded \(forwards) times")
+            #expect(membership.activityForwardsCoalesced > changes / 2, "node \(index)")
+            #expect(net.node(index)!.core!.membershipViolations == 0)
+        }
+    }
+
     @Test("A joiner with an invitation nobody opened never gets in, and is told so")
     func uninvitedJoiner() throws {
         var session = TestSession(count: 2, seed: 21)

@@ -184,12 +184,19 @@ public struct SessionCore: Sendable {
     var joinRetry: (at: Instant, backoff: Duration)?
 
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
-    /// or asking again for a WELCOME). A schedule not set up yet (see ``needsScheduling``) is not included.
+    /// asking again for a WELCOME, or forwarding a received activity value). A schedule not set up yet (see ``needsScheduling``) is not included.
     public var nextDeadline: Instant? {
-        let redial = redials.values.lazy.map(\.at).min()
-        guard let retry = joinRetry?.at else { return redial }
-        return min(redial ?? retry, retry)
+        var deadline = redials.values.lazy.map(\.at).min()
+        if let retry = joinRetry?.at { deadline = min(deadline ?? retry, retry) }
+        if membership.activityForwardPending, let forward = activityForwardAllowedAt {
+            deadline = min(deadline ?? forward, forward)
+        }
+        return deadline
     }
+
+    /// When the membership may forward a received activity value again (``ProtocolLimits/activityForwardInterval``
+    /// after the last forward; `nil`: at once).
+    var activityForwardAllowedAt: Instant?
 
     /// Whether ``handleTimeout(endpoint:now:)`` has a schedule to set up that ``nextDeadline`` cannot show yet: a
     /// joiner without its retry, or a member that became unreachable without its redial. A driver runs the timeout
@@ -237,8 +244,13 @@ public struct SessionCore: Sendable {
         flush(&endpoint, now: now)
     }
 
-    /// Applies every pending membership action to `endpoint` and turns the rest into events.
+    /// Applies every pending membership action to `endpoint` and turns the rest into events. A received activity
+    /// value waiting to be forwarded goes out first if the pace allows it (otherwise ``nextDeadline`` includes when).
     public mutating func flush(_ endpoint: inout Endpoint, now: Instant) {
+        if membership.activityForwardPending, activityForwardAllowedAt.map({ $0 <= now }) ?? true {
+            membership.forwardActivity()
+            activityForwardAllowedAt = now + ProtocolLimits.activityForwardInterval
+        }
         while let action = membership.pollAction() {
             switch action {
             case .send(let bytes, let peer):

@@ -101,6 +101,15 @@ public struct SessionMembership: Sendable {
     /// present members. A refused member that is real still becomes a member here when it connects (it reaches this
     /// node through the session admission and sends its own record).
     public private(set) var membersRefused = 0
+    /// Whether an activity value received from a member and new here waits to be forwarded to the others
+    /// (``forwardActivity()``; the session core paces it by ``ProtocolLimits/activityForwardInterval``).
+    public private(set) var activityForwardPending = false
+    /// The member the pending activity value came from (it is not sent back there).
+    private var activityForwardSource: X25519PublicKey?
+    /// Activity forwards sent (each to every other active member).
+    public private(set) var activityForwards = 0
+    /// Activity values adopted from members that were superseded before their forward went out, so never forwarded.
+    public private(set) var activityForwardsCoalesced = 0
 
     /// Starts a new session with the local node as its only member.
     public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
@@ -594,10 +603,26 @@ public struct SessionMembership: Sendable {
         if let current = activity, !record.supersedes(current) { return }
         activity = record
         actions.append(.activityChanged(record))
-        // Forward a value that is new here to every other member, once (like member records): the author's own
-        // broadcast can die with a connection that times out during a partition, and the members that did get it
-        // would otherwise pass it on only over new connections. Each value crosses each link at most twice.
-        if let sender { broadcast(.activity(record), except: sender) }
+        // Forward a value that is new here to every other member (like member records): the author's own broadcast
+        // can die with a connection that times out during a partition, and the members that did get it would
+        // otherwise pass it on only over new connections. The forward waits for the session core's pace (one per
+        // ProtocolLimits.activityForwardInterval) and carries the value current when it goes out: a value superseded
+        // meanwhile needs no forward, since the register converges on the latest.
+        guard let sender else { return }
+        if activityForwardPending { activityForwardsCoalesced += 1 }
+        activityForwardPending = true
+        activityForwardSource = sender
+    }
+
+    /// Sends the current activity to every active member but the one it came from, if a value received from a
+    /// member waits to be forwarded (``activityForwardPending``). The session core calls it at most once per
+    /// ``ProtocolLimits/activityForwardInterval``.
+    public mutating func forwardActivity() {
+        guard activityForwardPending else { return }
+        activityForwardPending = false
+        guard phase == .member, let activity else { return }
+        activityForwards += 1
+        broadcast(.activity(activity), except: activityForwardSource)
     }
 
     /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
@@ -676,6 +701,9 @@ public struct SessionMembership: Sendable {
         let record = ActivityRecord(clock: clock, author: local.identity.signingKey, payload: payload)
         activity = record
         actions.append(.activityChanged(record))
+        // This broadcast reaches everyone a pending forward would have: the value it carried is superseded.
+        if activityForwardPending { activityForwardsCoalesced += 1 }
+        activityForwardPending = false
         broadcast(.activity(record))
     }
 
