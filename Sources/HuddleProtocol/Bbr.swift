@@ -10,16 +10,15 @@
 /// - **standing queue**: a loss period (rounds pooled until they carried ``lossPeriodDatagrams`` datagrams) whose
 ///   *lowest* RTT sample exceeds the minimum RTT by a quarter of it plus ``queueingEvidence``: a queue that never
 ///   drained, which jitter and delayed ACKs (raising only some samples) do not mimic;
-/// - **background loss**: the loss rate of the path, learnt only from periods after startup without a standing
-///   queue (whose losses cannot be a full queue's): the mean over the first such periods, then a moving average
+/// - **background loss**: the loss rate of the path, the mean over the first loss periods and then a moving average
 ///   (weight ``backgroundLossWeight``);
 /// - **inflight_hi** (BBRv3's loss bound): unset until a loss period shows congestion, then 0.7 × the most that
 ///   period had in flight, never below one bandwidth-delay product. A period is congested, once
-///   ``learningLossPeriods`` periods passed, when it loses more than ``lossThreshold`` *beyond the background loss*
-///   of its data (at least ``minimumCongestionLossDatagrams``, and ``congestionDeviations`` standard deviations more
-///   than the background explains) **and** shows a standing queue. Random loss raises the background, not the
-///   verdict: a path that drops 5 % of packets at random keeps its rate, while a queue that overflows adds a burst
-///   above it.
+///   ``learningLossPeriods`` periods taught the background, when it loses more than ``lossThreshold`` *beyond the
+///   background loss* of its data (at least ``minimumCongestionLossDatagrams``, and ``congestionDeviations`` standard
+///   deviations more than the background explains) **and** shows a standing queue. Random loss raises the
+///   background, not the verdict: a path that drops 5 % of packets at random keeps its rate, while a queue that
+///   overflows adds a burst above it.
 ///
 /// The state machine:
 /// - **startup**: pacing gain 2.77 (4 ln 2) and window gain 2, until the bandwidth grows less than 25 % in three
@@ -145,8 +144,6 @@ public struct Bbr: CongestionController {
     private var roundStartLost = 0
     /// The lowest RTT sample of the current loss period: above the minimum RTT, a queue stood all period.
     private var periodMinRTT: Duration?
-    /// Loss periods without a standing queue, the ones that taught ``backgroundLoss``.
-    private var queueFreePeriods = 0
     private var rttVariation: Duration = .zero
     private var roundMaxInflight = 0
     /// inflight_hi before the last cut, restored if the losses prove spurious.
@@ -264,16 +261,10 @@ public struct Bbr: CongestionController {
             && lossRate > backgroundLoss + Self.lossThreshold
             && lostDatagrams > expected + Self.congestionDeviations * deviation
         standingQueue = queueing
+        // A plain mean over the first periods (so the learning periods give the path's rate at once), then a
+        // moving average.
         lossPeriods += 1
-        if !queueing, fullBandwidthReached {
-            // Only a period after startup without a standing queue teaches the background: its losses cannot be a
-            // full queue's. A flow sharing a full queue (other flows, or a loss-based one), or one that joined while
-            // it stood, would otherwise learn the overflow as the path's loss rate and never yield to the others. A
-            // plain mean over the first such periods (so they give the path's rate at once), then a moving average.
-            queueFreePeriods += 1
-            backgroundLoss +=
-                max(Self.backgroundLossWeight, 1 / Double(queueFreePeriods)) * (lossRate - backgroundLoss)
-        }
+        backgroundLoss += max(Self.backgroundLossWeight, 1 / Double(lossPeriods)) * (lossRate - backgroundLoss)
         if congested {
             onCongestedPeriod()
         } else if case .probeBandwidth(let phase) = mode, let high = inflightHigh,

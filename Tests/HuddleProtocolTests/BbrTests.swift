@@ -284,29 +284,22 @@ struct BbrTests {
         #expect(driver.bbr.congestionWindow == Self.window(driver))
     }
 
-    @Test("Losses while a queue stands, and in startup, do not teach the background: they are judged against it")
-    func backgroundLearntWithoutQueue() {
-        // Startup: 20 % loss while the window doubles teaches nothing.
-        var fresh = Driver()
-        for _ in 0..<3 { fresh.round(bandwidth: Double(1 << 20) * Double(fresh.bbr.roundCount + 1), lossRate: 0.2) }
-        #expect(fresh.bbr.mode == .startup)
-        #expect(fresh.bbr.lossPeriods >= 1)
-        #expect(fresh.bbr.backgroundLoss == 0)
-
-        // A flow that shares a full queue with others: 3 % loss per period with the queue standing is congestion
-        // every time (a flow that learnt it as background would never yield), while the same loss with no queue is
-        // learnt.
-        var queued = Driver()
-        queued.reachProbeBandwidth()
-        let learnt = queued.bbr.backgroundLoss
-        for _ in 0..<4 { queued.round(rtt: .milliseconds(80), lossRate: 0.03, inFlight: 900_000) }
-        #expect(queued.bbr.backgroundLoss == learnt)
-        #expect(queued.bbr.inflightHigh != nil)
-        var random = Driver()
-        random.reachProbeBandwidth()
-        let before = random.bbr.backgroundLoss
-        for _ in 0..<4 { random.round(lossRate: 0.03, inFlight: 500_000) }
-        #expect(random.bbr.backgroundLoss > before + 0.005)
-        #expect(random.bbr.inflightHigh == nil)
+    @Test("A loss burst on a jittery path without a standing queue is not congestion, whatever the smoothed RTT")
+    func jitterIsNotAQueue() {
+        var driver = Driver()
+        driver.reachProbeBandwidth()
+        // Half of every round's samples take three times the minimum: the smoothed RTT doubles, but the lowest
+        // sample of each period stays at the minimum.
+        let jittery: [Duration] = [.milliseconds(40), .milliseconds(120)]
+        for _ in 0..<8 { driver.round(rtts: jittery, inFlight: 900_000) }
+        #expect(driver.rtt.smoothed > .milliseconds(65))
+        driver.round(rtts: jittery, lossRate: 0.10, inFlight: 900_000)
+        #expect(!driver.bbr.standingQueue)
+        #expect(driver.bbr.inflightHigh == nil, "a 10 % burst without a queue is not congestion")
+        // The same burst while every sample shows a queue is.
+        for _ in 0..<2 { driver.round(rtt: .milliseconds(120), inFlight: 900_000) }
+        driver.round(rtt: .milliseconds(120), lossRate: 0.10, inFlight: 900_000)
+        #expect(driver.bbr.standingQueue)
+        #expect(driver.bbr.inflightHigh == 630_000)
     }
 }
