@@ -5,8 +5,8 @@ import Testing
 
 /// TEST-MATRIX D1 at volume: a stranger floods a node with garbage while the node receives a transfer. The simulator
 /// does not model CPU time (docs/FLOOD.md measures that on a live node); what it checks is what the node *does*:
-/// it never answers the flood, counts every datagram exactly once without any Diffie-Hellman work, and the legitimate
-/// transfer keeps at least half of its goodput.
+/// it never answers the flood, counts every datagram exactly once without any Diffie-Hellman work and with at most one
+/// keyed hash each, and the legitimate transfer keeps at least half of its goodput.
 @Suite("Garbage flood in the simulator")
 struct GarbageFloodTests {
     /// Where the flood comes from: an address no node has.
@@ -82,7 +82,7 @@ struct GarbageFloodTests {
         )
     }
 
-    @Test("D1: 100,000 garbage datagrams a second for 5 s: no reply, each counted once, no DH, goodput kept")
+    @Test("D1: 100,000 garbage datagrams a second for 5 s: no reply, counted once, no DH, 1 keyed hash at most")
     func garbageAtVolume() throws {
         let baseline = try Self.transfer(flooded: false)
         let flooded = try Self.transfer(flooded: true)
@@ -92,11 +92,19 @@ struct GarbageFloodTests {
             flooded.after.datagramsDropped - flooded.before.datagramsDropped == injected,
             "\(flooded.after.datagramsDropped - flooded.before.datagramsDropped) of \(injected) counted")
         #expect(flooded.after.initiationsProcessed == flooded.before.initiationsProcessed, "DH work for garbage")
+        // At most one keyed hash per initiation-shaped datagram (node 1 knows one mac1 key and no admission); the
+        // other shapes cost none.
+        let hashes = flooded.after.mac1Computations - flooded.before.mac1Computations
+        let rejected = flooded.after.mac1Failures - flooded.before.mac1Failures
+        #expect(rejected > injected / 4, "\(rejected) initiation-shaped datagrams failed mac1")
+        #expect(hashes == rejected, "\(hashes) keyed hashes for \(rejected) initiation-shaped datagrams")
         #expect(flooded.closures == 0, "the flood closed a connection")
         let baselineTime = baseline.done - Instant.zero
         let floodedTime = flooded.done - Instant.zero
         #expect(floodedTime <= baselineTime * 2, "goodput fell below half: \(floodedTime) against \(baselineTime)")
-        print("D1: \(injected) garbage datagrams; transfer \(floodedTime) flooded, \(baselineTime) clean")
+        print(
+            "D1: \(injected) garbage datagrams, \(hashes) keyed hashes; transfer \(floodedTime) flooded, "
+                + "\(baselineTime) clean")
     }
 }
 

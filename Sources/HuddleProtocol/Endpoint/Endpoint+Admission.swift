@@ -92,10 +92,29 @@ extension Endpoint {
         return oldest
     }
 
-    /// The admission whose `mac1` key authenticates `initiation`, if any.
-    func admissionAuthenticating(_ initiation: [UInt8]) -> AdmissionID? {
-        admissions.first { $0.value.incoming.hasValidMac1(initiation, mac1Offset: HandshakeInitiation.mac1Offset) }?
-            .key
+    /// The admission whose `mac1` key authenticates `initiation`, if any: one keyed hash per open admission.
+    mutating func admissionAuthenticating(_ initiation: [UInt8]) -> AdmissionID? {
+        for (id, admission) in admissions
+        where verifyMac1(initiation, with: admission.incoming, at: HandshakeInitiation.mac1Offset) {
+            return id
+        }
+        return nil
+    }
+
+    /// The peers' `mac1` key that authenticates `initiation`, if any: one keyed hash per distinct key
+    /// (``peerMacKeys``), however many peers share it.
+    mutating func peerMacKeyAuthenticating(_ initiation: [UInt8]) -> MacAuthenticator? {
+        for key in peerMacKeys where verifyMac1(initiation, with: key.incoming, at: HandshakeInitiation.mac1Offset) {
+            return key.incoming
+        }
+        return nil
+    }
+
+    /// Whether `authenticator` verifies the `mac1` at `offset` of handshake message `bytes`, counted in
+    /// ``EndpointStatistics/mac1Computations``.
+    mutating func verifyMac1(_ bytes: [UInt8], with authenticator: MacAuthenticator, at offset: Int) -> Bool {
+        statistics.mac1Computations += 1
+        return authenticator.hasValidMac1(bytes, mac1Offset: offset)
     }
 
     /// Makes `initiator` a pending peer under `admission`, or returns `false` (counted) when too many are pending.

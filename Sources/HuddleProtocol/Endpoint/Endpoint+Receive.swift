@@ -81,12 +81,11 @@ extension Endpoint {
     // MARK: - Handshake: responder side
 
     private mutating func handleInitiation(_ bytes: [UInt8], from source: Route, now: Instant) {
-        // mac1 first: one keyed hash per known mac secret, and no Diffie-Hellman for strangers (H4, D1).
-        let fromMember = peers.values.contains {
-            $0.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
-        }
-        let admission = fromMember ? nil : admissionAuthenticating(bytes)
-        guard fromMember || admission != nil else {
+        // mac1 first: one keyed hash per distinct mac secret (all members share one, each open admission has its
+        // own), and no Diffie-Hellman for strangers (H4, D1).
+        let memberKey = peerMacKeyAuthenticating(bytes)
+        let admission = memberKey == nil ? admissionAuthenticating(bytes) : nil
+        guard let incoming = memberKey ?? admission.flatMap({ admissions[$0]?.incoming }) else {
             statistics.mac1Failures += 1
             return
         }
@@ -102,7 +101,8 @@ extension Endpoint {
             guard let cookie,
                 MacAuthenticator.hasValidMac2(bytes, mac2Offset: HandshakeInitiation.mac2Offset, cookie: cookie)
             else {
-                sendCookieReply(answering: bytes, senderIndex: layout.senderIndex, to: source, now: now)
+                sendCookieReply(
+                    answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source, now: now)
                 return
             }
             // A proved address is still one address: it gets its share of Diffie-Hellman, not all of it.
@@ -243,18 +243,13 @@ extension Endpoint {
         return initiationsInWindow > configuration.initiationsPerSecondBeforeCookies
     }
 
+    /// Answers an initiation under load with a cookie, sealed with `incoming`: the `mac1` key the initiator used, a
+    /// known peer's or an open admission's (a joiner with a ticket must get a cookie too, or a flood above the load
+    /// threshold would stop every join).
     private mutating func sendCookieReply(
-        answering bytes: [UInt8], senderIndex: ReceiverIndex, to source: Route, now: Instant
+        answering bytes: [UInt8], senderIndex: ReceiverIndex, sealedWith incoming: MacAuthenticator, to source: Route,
+        now: Instant
     ) {
-        // The mac1 key the initiator used: a known peer's, or an open admission's (a joiner with a ticket must get a
-        // cookie too, or a flood above the load threshold would stop every join).
-        let valid = { (authenticator: MacAuthenticator) in
-            authenticator.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
-        }
-        guard
-            let incoming = peers.values.first(where: { valid($0.incoming) })?.incoming
-                ?? admissions.values.first(where: { valid($0.incoming) })?.incoming
-        else { return }
         let cookie = cookieJar.cookie(forAddress: source.canonicalBytes, now: now, using: &random)
         let nonce = random.bytes(count: XChaChaPoly.nonceLength)
         let mac1 = bytes[HandshakeInitiation.mac1Offset..<(HandshakeInitiation.mac1Offset + MacAuthenticator.macLength)]
@@ -278,7 +273,7 @@ extension Endpoint {
             statistics.responsesDropped += 1
             return
         }
-        guard authenticator.hasValidMac1(bytes, mac1Offset: HandshakeResponse.mac1Offset) else {
+        guard verifyMac1(bytes, with: authenticator, at: HandshakeResponse.mac1Offset) else {
             statistics.mac1Failures += 1
             return
         }

@@ -52,6 +52,17 @@ public struct Endpoint {
     /// Under load, the initiations per source that may reach Diffie-Hellman.
     var initiationLimiter = InitiationRateLimiter()
 
+    /// The distinct `mac1` keys that authenticate the authorised peers' initiations, each with how many peers share
+    /// it (kept by ``setPeer(_:_:)``). Every member of a session shares one, so an initiation costs one keyed hash per
+    /// key here, not one per peer: a stranger's garbage must not cost a 256-member node 256 hashes (TEST-MATRIX D1).
+    var peerMacKeys: [PeerMacKey] = []
+
+    /// One distinct incoming `mac1` key and how many peers use it.
+    struct PeerMacKey {
+        var incoming: MacAuthenticator
+        var peers: Int
+    }
+
     /// A peer's credentials and the `mac1` keys derived from them.
     struct Peer {
         var credentials: PeerCredentials
@@ -82,10 +93,12 @@ public struct Endpoint {
     public mutating func addPeer(_ credentials: PeerCredentials) throws {
         admittedPeers[credentials.staticKey] = nil
         provedAdmittedPeers.remove(credentials.staticKey)
-        peers[credentials.staticKey] = Peer(
-            credentials: credentials,
-            outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
-            incoming: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: staticKey))
+        setPeer(
+            credentials.staticKey,
+            Peer(
+                credentials: credentials,
+                outgoing: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: credentials.staticKey),
+                incoming: try MacAuthenticator(macSecret: credentials.macSecret, receiverStatic: staticKey)))
         // An initiation still waiting for its response was built with the old credentials and will not be answered
         // once the peer switched too: start over with the new ones at the next timer instead of after the retry
         // interval.
@@ -96,10 +109,27 @@ public struct Endpoint {
 
     /// Forgets a peer and closes its connection, if any.
     public mutating func removePeer(_ staticKey: X25519PublicKey, now: Instant) {
-        peers[staticKey] = nil
+        setPeer(staticKey, nil)
         admittedPeers[staticKey] = nil
         provedAdmittedPeers.remove(staticKey)
         if let id = connectionByPeer[staticKey] { close(id, code: .noError, reason: "removed", now: now) }
+    }
+
+    /// Sets (or with `nil` removes) the peer for `key`, keeping ``peerMacKeys`` in step.
+    mutating func setPeer(_ key: X25519PublicKey, _ peer: Peer?) {
+        if let old = peers[key],
+            let index = peerMacKeys.firstIndex(where: { $0.incoming.hasSameMac1Key(as: old.incoming) })
+        {
+            peerMacKeys[index].peers -= 1
+            if peerMacKeys[index].peers == 0 { peerMacKeys.remove(at: index) }
+        }
+        peers[key] = peer
+        guard let peer else { return }
+        if let index = peerMacKeys.firstIndex(where: { $0.incoming.hasSameMac1Key(as: peer.incoming) }) {
+            peerMacKeys[index].peers += 1
+        } else {
+            peerMacKeys.append(PeerMacKey(incoming: peer.incoming, peers: 1))
+        }
     }
 
     /// The connection to `peer`, created (and its handshake started) if there is none. Throws
@@ -239,7 +269,7 @@ public struct Endpoint {
             connectionByPeer[connection.peer] = nil
             // A joiner that never became a member leaves nothing behind.
             if admittedPeers.removeValue(forKey: connection.peer) != nil {
-                peers[connection.peer] = nil
+                setPeer(connection.peer, nil)
                 provedAdmittedPeers.remove(connection.peer)
             }
         }

@@ -6,6 +6,10 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var malformedDropped = 0
     /// Initiations or responses whose `mac1` did not verify (no Diffie-Hellman was done for them).
     public var mac1Failures = 0
+    /// Keyed hashes computed to check received `mac1` fields before any Diffie-Hellman: at most one per distinct
+    /// `macSecret` (one for all members of a session, one per open admission) for an initiation, one for a response
+    /// (TEST-MATRIX D1). Not a drop counter.
+    public var mac1Computations = 0
     /// Initiations processed with Diffie-Hellman (a stranger's datagrams never count here).
     public var initiationsProcessed = 0
     /// Initiations that failed Noise processing (forged, wrong prologue, low-order keys).

@@ -53,6 +53,10 @@ public struct MacAuthenticator: Sendable {
         }
     }
 
+    /// Whether `other` checks `mac1` with the same key (compared in constant time): peers whose credentials share a
+    /// `macSecret` (every member of a session) do.
+    func hasSameMac1Key(as other: MacAuthenticator) -> Bool { mac1Key.constantTimeEquals(other.mac1Key) }
+
     /// Whether `message` carries a valid `mac1`, compared in constant time.
     public func hasValidMac1(_ message: [UInt8], mac1Offset: Int) -> Bool {
         guard message.count >= mac1Offset + Self.macLength,
