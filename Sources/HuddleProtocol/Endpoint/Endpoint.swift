@@ -22,7 +22,8 @@ public struct Endpoint {
 
     var random: ChaChaRandomGenerator
     var timestamps: TimestampClock
-    var peers: [X25519PublicKey: Peer] = [:]
+    /// Set only through ``setPeer(_:_:)``, which keeps ``peerMacKeys`` in step.
+    private(set) var peers: [X25519PublicKey: Peer] = [:]
     var admissions: [AdmissionID: Admission] = [:]
     var admittedPeers: [X25519PublicKey: AdmissionID] = [:]
     /// Pending peers admitted under load with a valid cookie (mac2): they proved their source address.
