@@ -36,8 +36,9 @@
 /// ``ackAggregationRounds`` rounds (BBR's extra_acked: what arrived in ACK batches beyond the bandwidth), and at most
 /// inflight_hi. After a period with a standing queue, in the probeBandwidth phases that do not probe up, one BDP
 /// (plus the quantum and the jitter term) replaces the two BDPs and the aggregation: flows that share a queue then
-/// drain it instead of each keeping up to a BDP in it, which is what made them unfair to each other and to CUBIC; it grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and
-/// never falls below ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
+/// drain it instead of each keeping up to a BDP in it, which is what made them unfair to each other and to CUBIC.
+/// The window grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and never
+/// falls below ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
 ///
 /// Loss still triggers retransmission (RFC 9002 recovery is unchanged); only the rate and window respond differently.
 public struct Bbr: CongestionController {

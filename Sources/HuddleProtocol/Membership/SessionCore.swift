@@ -184,7 +184,8 @@ public struct SessionCore: Sendable {
     var joinRetry: (at: Instant, backoff: Duration)?
 
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
-    /// asking again for a WELCOME, or forwarding a received activity value). A schedule not set up yet (see ``needsScheduling``) is not included.
+    /// asking again for a WELCOME, or forwarding a received activity value). A schedule not set up yet (see
+    /// ``needsScheduling``) is not included.
     public var nextDeadline: Instant? {
         var deadline = redials.values.lazy.map(\.at).min()
         if let retry = joinRetry?.at { deadline = min(deadline ?? retry, retry) }
