@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
 """Bulk goodput over a real lossy path, per congestion controller, with ENet for comparison (issue 13).
 
-Two network namespaces joined by a veth pair; nftables in each drops a random P % of outgoing UDP (so both the data
-and the acknowledgements lose P %). For every loss rate and controller, `huddle bench serve` runs in one namespace and
-`huddle bench run --test bulk` in the other; ENet's `enet_bench` (Benchmarks/compare/c) runs over the same path.
+Two network namespaces joined by a veth pair; nftables in each drops a random P % of the UDP datagrams (so both the
+data and the acknowledgements lose P %). For every loss rate and controller, `huddle bench serve` runs in one namespace
+and `huddle bench run --test bulk` in the other; ENet's `enet_bench` (Benchmarks/compare/c) runs over the same path.
 The kernel here has no netem, so the path has no added delay: a round trip is tens of microseconds.
+
+Where the datagrams are dropped (--drop-at):
+- `path` (the default) models loss on the path: the receiving namespace drops P % of arriving UDP datagrams in its
+  prerouting hook, so the sender sees nothing. Both veth ends get gso_max_segs 1, so the kernel cuts a
+  segmentation-offload send into single datagrams before the veth (as a NIC without UDP segmentation offload does) and
+  each datagram is dropped on its own; otherwise one drop would take a whole 64 KiB burst.
+- `firewall` drops in the sender's output hook, as a local firewall does: `sendmsg` then fails with EPERM for the
+  whole (unsegmented) burst. SwiftNIO closes a datagram socket on that error and Huddle binds a new one (see
+  ChannelReplacement.swift), so this mode measures that recovery rather than the congestion controller.
 
 Needs root, `ip`, `nft` and a release build of huddle. Every run is bounded by --timeout; namespaces are named after
 this process and removed at the end, also on failure.
 
     python3 scripts/measure-loss.py .build/release/huddle [--size 32MiB] [--losses 0,1,2,5,10] [--timeout 120]
+        [--drop-at path|firewall] [--rounds 1]
 """
 
 import argparse
@@ -36,24 +46,27 @@ def in_ns(ns, *argv):
     return ["ip", "netns", "exec", ns] + [str(a) for a in argv]
 
 
-def setup():
+def setup(drop_at):
     sh("ip", "netns", "add", NS_A)
     sh("ip", "netns", "add", NS_B)
     sh("ip", "link", "add", f"hla{PID % 100000}", "netns", NS_A, "type", "veth", "peer", "name",
        f"hlb{PID % 100000}", "netns", NS_B)
     for ns, dev, addr in ((NS_A, f"hla{PID % 100000}", ADDR_A), (NS_B, f"hlb{PID % 100000}", ADDR_B)):
         sh(*in_ns(ns, "ip", "addr", "add", f"{addr}/24", "dev", dev))
+        if drop_at == "path":
+            sh(*in_ns(ns, "ip", "link", "set", dev, "gso_max_segs", "1"))
         sh(*in_ns(ns, "ip", "link", "set", dev, "up"))
         sh(*in_ns(ns, "ip", "link", "set", "lo", "up"))
         sh(*in_ns(ns, "nft", "add", "table", "inet", "loss"))
-        sh(*in_ns(ns, "nft", "add", "chain", "inet", "loss", "out", "{ type filter hook output priority 0; }"))
+        hook = "prerouting" if drop_at == "path" else "output"
+        sh(*in_ns(ns, "nft", "add", "chain", "inet", "loss", "lossy", f"{{ type filter hook {hook} priority 0; }}"))
 
 
 def set_loss(percent):
     for ns in (NS_A, NS_B):
-        sh(*in_ns(ns, "nft", "flush", "chain", "inet", "loss", "out"))
+        sh(*in_ns(ns, "nft", "flush", "chain", "inet", "loss", "lossy"))
         if percent > 0:
-            sh(*in_ns(ns, "nft", "add", "rule", "inet", "loss", "out", "meta", "l4proto", "udp", "numgen", "random",
+            sh(*in_ns(ns, "nft", "add", "rule", "inet", "loss", "lossy", "meta", "l4proto", "udp", "numgen", "random",
                       "mod", "100", "lt", str(percent), "drop"))
 
 
@@ -136,6 +149,12 @@ def parse_size(text):
     return int(text)
 
 
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("huddle")
@@ -143,6 +162,10 @@ def main():
     parser.add_argument("--losses", default="0,1,2,5,10")
     parser.add_argument("--controllers", default="bbr,cubic,newreno")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per transfer")
+    parser.add_argument("--drop-at", choices=["path", "firewall"], default="path",
+                        help="path: the receiver drops arriving datagrams; firewall: the sender's output hook drops")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="interleaved rounds over every loss rate and stack; the table shows medians")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("measure-loss.py needs root (network namespaces)")
@@ -155,39 +178,47 @@ def main():
     if not enet:
         print("ENet not measured: enet_bench did not build (needs a C compiler and libenet-dev)", file=sys.stderr)
     results = {}
+    notes = {}
     try:
-        setup()
-        for loss in losses:
-            set_loss(loss)
-            for controller in controllers:
-                rate, note = huddle_bulk(huddle, controller, args.size, args.timeout)
-                results[(loss, controller)] = (rate, note)
-                print(json.dumps({"loss_percent": loss, "stack": f"huddle-{controller}", "mb_per_s": rate,
-                                  "note": note}), flush=True)
-            if enet:
-                rate, note = enet_bulk(enet, parse_size(args.size), args.timeout)
-                results[(loss, "enet")] = (rate, note)
-                print(json.dumps({"loss_percent": loss, "stack": "enet", "mb_per_s": rate, "note": note}),
-                      flush=True)
+        setup(args.drop_at)
+        for round_index in range(args.rounds):
+            for loss in losses:
+                set_loss(loss)
+                for controller in controllers:
+                    rate, note = huddle_bulk(huddle, controller, args.size, args.timeout)
+                    if rate is not None:
+                        results.setdefault((loss, controller), []).append(rate)
+                    notes[(loss, controller)] = note
+                    print(json.dumps({"round": round_index + 1, "loss_percent": loss, "drop_at": args.drop_at,
+                                      "stack": f"huddle-{controller}", "mb_per_s": rate, "note": note}), flush=True)
+                if enet:
+                    rate, note = enet_bulk(enet, parse_size(args.size), args.timeout)
+                    if rate is not None:
+                        results.setdefault((loss, "enet"), []).append(rate)
+                    notes[(loss, "enet")] = note
+                    print(json.dumps({"round": round_index + 1, "loss_percent": loss, "drop_at": args.drop_at,
+                                      "stack": "enet", "mb_per_s": rate, "note": note}), flush=True)
     finally:
         teardown()
         shutil.rmtree(work, ignore_errors=True)
     stacks = controllers + (["enet"] if enet else [])
     print()
-    print(f"Bulk {args.size} over a veth pair, random UDP loss each way (MB/s; % of the same stack lossless)")
+    print(f"Bulk {args.size} over a veth pair, random UDP loss each way dropped at the {args.drop_at}, "
+          f"median of {args.rounds} round(s) (MB/s; % of the same stack lossless)")
     print("| loss | " + " | ".join(f"Huddle {s}" if s != "enet" else "ENet (no crypto)" for s in stacks) + " |")
     print("|---" * (len(stacks) + 1) + "|")
     for loss in losses:
         cells = []
         for stack in stacks:
-            rate, note = results.get((loss, stack), (None, "not run"))
-            base = results.get((0, stack), (None, ""))[0]
-            if rate is None:
+            rates = results.get((loss, stack))
+            base = results.get((0, stack))
+            if not rates:
+                note = notes.get((loss, stack), "not run")
                 cells.append(f"- ({note})" if note else "-")
             elif base and loss > 0:
-                cells.append(f"{rate:.1f} ({100 * rate / base:.0f} %)")
+                cells.append(f"{median(rates):.1f} ({100 * median(rates) / median(base):.0f} %)")
             else:
-                cells.append(f"{rate:.1f}")
+                cells.append(f"{median(rates):.1f}")
         print(f"| {loss} % | " + " | ".join(cells) + " |")
 
 

@@ -78,4 +78,49 @@ struct PacerTests {
         let ratio = Double(sent) / Double(window)
         #expect(ratio > 1.2 && ratio < 1.5, "released \(ratio) windows in one RTT (burst included)")
     }
+
+    @Test("An empty bucket on a fast path waits for 250 µs of tokens and then releases them as one batch")
+    func releasesBatchesOnFastPaths() {
+        // 120 MB/s: 250 µs is 30,000 bytes, 25 datagrams of 1,200, under the 64-datagram bucket.
+        let rate = 120_000_000.0
+        var pacer = Pacer(maxDatagramSize: 1200)
+        var now = Instant.zero
+        func burst() -> Int {
+            var sent = 0
+            while pacer.earliestSendTime(bytes: 1200, bytesPerSecond: rate, congestionWindow: 10_000_000, now: now)
+                == nil
+            {
+                pacer.onSent(bytes: 1200)
+                sent += 1
+                if sent > 100 { break }
+            }
+            return sent
+        }
+        #expect(burst() == Pacer.burstDatagrams)
+        let release = pacer.earliestSendTime(bytes: 1200, bytesPerSecond: rate, congestionWindow: 10_000_000, now: now)
+        #expect(release == now + .microseconds(250), "one datagram's tokens take 10 µs; the pacer waits for 25")
+        now = release!
+        #expect(burst() == 25)
+
+        // A window smaller than the batch bounds it: the bucket never holds more than the window.
+        var windowed = Pacer(maxDatagramSize: 1200)
+        while windowed.earliestSendTime(bytes: 1200, bytesPerSecond: rate, congestionWindow: 3_600, now: .zero) == nil {
+            windowed.onSent(bytes: 1200)
+        }
+        #expect(
+            windowed.earliestSendTime(bytes: 1200, bytesPerSecond: rate, congestionWindow: 3_600, now: .zero)
+                == .zero + .microseconds(30), "3,600 bytes at 120 MB/s")
+
+        // A slow path keeps its spacing: at 1.2 MB/s a datagram takes 1 ms, more than the granularity.
+        var slow = Pacer(maxDatagramSize: 1200)
+        while slow.earliestSendTime(bytes: 1200, bytesPerSecond: 1_200_000, congestionWindow: 100_000, now: .zero)
+            == nil
+        {
+            slow.onSent(bytes: 1200)
+        }
+        let slowRelease = slow.earliestSendTime(
+            bytes: 1200, bytesPerSecond: 1_200_000, congestionWindow: 100_000, now: .zero)
+        // Rounded up to the next nanosecond after the floating-point rate.
+        #expect(slowRelease.map { ($0 - .zero) >= .milliseconds(1) && ($0 - .zero) <= .microseconds(1_001) } == true)
+    }
 }
