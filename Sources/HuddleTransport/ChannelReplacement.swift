@@ -8,6 +8,8 @@ import NIOPosix
 /// local firewall drops the datagram, EACCES for a broadcast address, EINVAL for port 0, ENETUNREACH while a route is
 /// missing. For a UDP mesh each of those concerns one datagram, so the endpoint (keys, connections, queues) carries on
 /// over a fresh socket bound to the same address and port; what was lost meanwhile is recovered by the protocol.
+/// On Linux the handler sends through ``DirectDatagramSender``, which only counts such errors, so this is left for
+/// the sends SwiftNIO still makes (after the socket's buffer was full) and for read errors.
 struct ChannelReplacement: Sendable {
     /// Attempts before giving up (the address may have been taken meanwhile); then the handler shuts down.
     static let maxAttempts = 20
@@ -40,13 +42,7 @@ struct ChannelReplacement: Sendable {
 
     private func bind(_ bound: NIOLoopBound<EndpointChannelHandler>, attempt: Int) {
         guard !bound.value.isClosed else { return }
-        UDPEndpointDriver.bootstrap(on: loop, transport: transport, receiveOffload: receiveOffload)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(bound.value)
-                }
-            }
-            .bind(to: address)
+        bindChannel(for: bound)
             .whenComplete { result in
                 switch result {
                 case .success(let replacement):
@@ -61,5 +57,37 @@ struct ChannelReplacement: Sendable {
                     }
                 }
             }
+    }
+
+    /// A new channel on ``address`` with `bound`'s handler in its pipeline (and its direct sender on the new socket).
+    private func bindChannel(for bound: NIOLoopBound<EndpointChannelHandler>) -> EventLoopFuture<any Channel> {
+        let bootstrap = UDPEndpointDriver.bootstrap(on: loop, transport: transport, receiveOffload: receiveOffload)
+        #if os(Linux)
+            if transport.directSends {
+                let descriptor: CInt
+                do {
+                    descriptor = try DirectDatagramSender.boundSocket(to: address)
+                } catch {
+                    return loop.makeFailedFuture(error)
+                }
+                return
+                    bootstrap
+                    .channelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            bound.value.directSender = DirectDatagramSender(descriptor: descriptor)
+                            try channel.pipeline.syncOperations.addHandler(bound.value)
+                        }
+                    }
+                    .withBoundSocket(descriptor)
+            }
+        #endif
+        return
+            bootstrap
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(bound.value)
+                }
+            }
+            .bind(to: address)
     }
 }

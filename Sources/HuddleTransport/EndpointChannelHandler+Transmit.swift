@@ -1,6 +1,10 @@
 import HuddleProtocol
 import NIOCore
 
+#if os(Linux)
+    import Glibc
+#endif
+
 extension EndpointChannelHandler {
     /// Drains up to `budget` datagrams from the endpoint into the outbound buffer, writes them (same-destination,
     /// equal-size neighbours as one GSO write when enabled) and flushes once.
@@ -55,7 +59,7 @@ extension EndpointChannelHandler {
             guard let destination else { break }
             let length = outbound.writerIndex - start
             produced += 1
-            if settings.segmentationOffload, !alone, !runs.isEmpty,
+            if settings.segmentationOffload, !segmentationOffloadFailed, !alone, !runs.isEmpty,
                 runs[runs.count - 1].append(
                     destination: destination, size: length)
             {
@@ -68,22 +72,72 @@ extension EndpointChannelHandler {
         return produced
     }
 
+    /// Sends the collected runs: directly on the socket where possible (see ``DirectDatagramSender``), through
+    /// SwiftNIO from the first run the socket's buffer had no room for, or while earlier such writes are pending.
     private func writeRuns(context: ChannelHandlerContext) {
-        for run in runs {
+        statistics.flushes += 1
+        var queuedFrom = 0
+        #if os(Linux)
+            if let directSender, channelWritesPending == 0 {
+                queuedFrom = sendDirectly(with: directSender)
+            }
+        #endif
+        guard queuedFrom < runs.count else { return }
+        for index in queuedFrom..<runs.count {
+            let run = runs[index]
             let data = outbound.getSlice(at: run.start, length: run.length)!
             let metadata: AddressedEnvelope<ByteBuffer>.Metadata? =
                 run.count > 1
                 ? .init(ecnState: .transportNotCapable, packetInfo: nil, segmentSize: run.segmentSize) : nil
             let envelope = AddressedEnvelope(
                 remoteAddress: addresses.socketAddress(for: run.destination), data: data, metadata: metadata)
-            context.write(wrapOutboundOut(envelope), promise: nil)
+            if index == runs.count - 1 {
+                // SwiftNIO completes writes in order: the last one's promise stands for the whole batch.
+                channelWritesPending += 1
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.assumeIsolated().whenComplete { _ in self.channelWritesPending -= 1 }
+                context.write(wrapOutboundOut(envelope), promise: promise)
+            } else {
+                context.write(wrapOutboundOut(envelope), promise: nil)
+            }
             statistics.datagramsSent += run.count
             statistics.bytesSent += run.length
             if run.count > 1 { statistics.segmentedWrites += 1 }
         }
         context.flush()
-        statistics.flushes += 1
     }
+
+    #if os(Linux)
+        /// Sends runs on the socket until its buffer is full; returns the index of the first run not sent (the
+        /// count when all went out or were refused).
+        private func sendDirectly(with sender: DirectDatagramSender) -> Int {
+            return outbound.withUnsafeReadableBytes { bytes in
+                for index in runs.indices {
+                    let run = runs[index]
+                    let outcome = sender.send(
+                        UnsafeRawBufferPointer(rebasing: bytes[run.start..<(run.start + run.length)]),
+                        to: addresses.socketAddress(for: run.destination),
+                        segmentSize: run.count > 1 ? run.segmentSize : nil)
+                    switch outcome {
+                    case .sent:
+                        statistics.datagramsSent += run.count
+                        statistics.bytesSent += run.length
+                        if run.count > 1 { statistics.segmentedWrites += 1 }
+                    case .wouldBlock:
+                        statistics.writesQueuedInChannel += 1
+                        return index
+                    case .refused(let code):
+                        // A firewall's EPERM, a path probe's EMSGSIZE, an unreachable network: these datagrams
+                        // are lost, as on the path, and the connection's loss recovery deals with them.
+                        statistics.writesRefused += 1
+                        statistics.datagramsRefused += run.count
+                        if code == EIO, run.count > 1 { segmentationOffloadFailed = true }
+                    }
+                }
+                return runs.count
+            }
+        }
+    #endif
 
     private func scheduleFollowUpFlush(context: ChannelHandlerContext) {
         guard !followUpFlushScheduled else { return }

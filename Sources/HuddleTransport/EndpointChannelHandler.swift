@@ -54,6 +54,17 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var runs: [TransmitRun] = []
     var isFlushing = false
     var followUpFlushScheduled = false
+    #if os(Linux)
+        /// Sends on the socket itself while the channel is active (see ``DirectDatagramSender``); set with the
+        /// channel, cleared when it goes inactive (SwiftNIO closes the descriptor, whose number may be reused).
+        var directSender: DirectDatagramSender?
+    #endif
+    /// Writes handed to SwiftNIO (after the socket's buffer was full) that have not completed: while any are pending,
+    /// later runs queue behind them there, so datagrams leave in order.
+    var channelWritesPending = 0
+    /// Set once the kernel refused a segmentation-offload write with EIO (a device that cannot checksum segments):
+    /// later datagrams go out one per write.
+    var segmentationOffloadFailed = false
 
     var timer: Scheduled<Void>?
     var armedDeadline: Instant?
@@ -125,6 +136,9 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         // A replaced channel's pipeline may let go of the handler after the replacement took it: ignore that one.
         guard context === self.context else { return }
         self.context = nil
+        #if os(Linux)
+            directSender = nil
+        #endif
         if !awaitingChannel { shutDown() }
     }
 
@@ -196,6 +210,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        #if os(Linux)
+            // SwiftNIO has closed the descriptor: its number may belong to another file from now on.
+            if context === self.context { directSender = nil }
+        #endif
         guard !isClosed, !abandoned, let replaceChannel, context === self.context else {
             shutDown()
             context.fireChannelInactive()

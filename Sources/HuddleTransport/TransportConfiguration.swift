@@ -20,6 +20,11 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// (`IP_MTU_DISCOVER` / `IPV6_MTU_DISCOVER` = `PMTUDISC_PROBE`: a datagram the route cannot carry is dropped,
     /// never fragmented); elsewhere, or when this is `false`, every datagram stays at the base size (1200 bytes).
     public var pathMTUDiscovery: Bool
+    /// Whether the driver sends on its socket itself (Linux) rather than through SwiftNIO's channel. SwiftNIO closes
+    /// a datagram socket when the kernel refuses one write (EPERM from a local firewall, for one), and the driver
+    /// must then bind a new one, losing what both directions had queued; sent directly, a refused write costs its
+    /// own datagrams only (counted in ``TransportStatistics/writesRefused``). Ignored elsewhere.
+    public var directSends: Bool
     /// Datagrams read per `recvmmsg` call (1 disables vector reads).
     public var vectorReadMessageCount: Int
     /// Socket reads (each up to ``vectorReadMessageCount`` datagrams) per readiness event before the batch ends;
@@ -65,6 +70,7 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.segmentationOffload = true
         self.receiveOffload = true
         self.pathMTUDiscovery = true
+        self.directSends = true
         self.vectorReadMessageCount = 16
         self.readsPerBatch = 4
         self.maxReceiveDatagramSize = WireLimits.maxDatagramSize

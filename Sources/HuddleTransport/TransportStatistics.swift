@@ -24,6 +24,13 @@ public struct TransportStatistics: Sendable, Hashable {
     public var unsupportedSourceDropped = 0
     /// Errors the channel reported (failed writes, ICMP errors on reads); none of them closes the driver.
     public var channelErrors = 0
+    /// Writes the kernel refused (EPERM from a local firewall, EMSGSIZE for a Path MTU probe larger than the
+    /// interface, ENETUNREACH while a route is missing, ...): their datagrams are lost and the socket stays open.
+    public var writesRefused = 0
+    /// Datagrams in ``writesRefused``.
+    public var datagramsRefused = 0
+    /// Writes queued in SwiftNIO because the socket's send buffer was full (sent when it is writable again).
+    public var writesQueuedInChannel = 0
     /// Times the socket was replaced by a new one on the same address because SwiftNIO closed it after the kernel
     /// refused a datagram (EPERM from a firewall, EACCES, EINVAL, ENETUNREACH, ...).
     public var socketRebinds = 0

@@ -115,21 +115,39 @@ public final class UDPEndpointDriver: Sendable {
             finishOnDeinit: false, delegate: delegate)
         let source = produced.source
 
-        var bootstrap = Self.bootstrap(on: loop, transport: transport, receiveOffload: gro)
-        bootstrap = bootstrap.channelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture {
-                let endpoint = Endpoint(
-                    configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator())
-                let handler = EndpointChannelHandler(
-                    endpoint: endpoint, clock: clock, settings: settings, eventSource: source, sendQueue: outbound,
-                    loop: loop)
-                try channel.pipeline.syncOperations.addHandler(handler)
-            }
-        }
-
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
+            #if os(Linux)
+                // The driver binds the socket itself so it can send on it directly (see DirectDatagramSender).
+                var descriptor: CInt?
+                if transport.directSends {
+                    let address = try SocketAddress.makeAddressResolvingHost(transport.host, port: transport.port)
+                    descriptor = try DirectDatagramSender.boundSocket(to: address)
+                }
+            #endif
+            let bootstrap = Self.bootstrap(on: loop, transport: transport, receiveOffload: gro).channelInitializer {
+                channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let endpoint = Endpoint(
+                        configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator())
+                    let handler = EndpointChannelHandler(
+                        endpoint: endpoint, clock: clock, settings: settings, eventSource: source, sendQueue: outbound,
+                        loop: loop)
+                    #if os(Linux)
+                        handler.directSender = descriptor.map(DirectDatagramSender.init(descriptor:))
+                    #endif
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+            #if os(Linux)
+                if let descriptor {
+                    channel = try await bootstrap.withBoundSocket(descriptor).get()
+                } else {
+                    channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
+                }
+            #else
+                channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
+            #endif
         } catch {
             source.finish()
             throw .bindFailed(host: transport.host, port: transport.port, reason: "\(error)")
