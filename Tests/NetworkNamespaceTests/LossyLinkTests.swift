@@ -69,7 +69,7 @@ struct LossyLinkTests {
 
         /// Drops about one UDP datagram in ten to and from `port` in `host`: both directions of its link. The output
         /// hook makes `sendmsg` fail with EPERM for the dropped tenth, which also checks that the sender survives a
-        /// refused send (SwiftNIO closes the socket; the driver binds a new one).
+        /// refused send (the driver counts it and keeps its socket; see DirectDatagramSender).
         func dropTenPercent(in host: NetworkNamespace, port: Int) throws {
             try host.nft(["add", "table", "inet", "f"])
             for (chain, hook, match) in [("in", "input", "dport"), ("out", "output", "sport")] {
