@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleIntegrationTests",
-            dependencies: ["HuddleCLITestSupport", "HuddleCrypto", "HuddleWire"]
+            dependencies: ["Huddle", "HuddleCLITestSupport", "HuddleCrypto", "HuddleProtocol", "HuddleWire"]
         ),
         .testTarget(
             name: "NetworkNamespaceTests",

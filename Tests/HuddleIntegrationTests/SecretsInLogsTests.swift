@@ -1,11 +1,15 @@
 import Foundation
 import HuddleCLITestSupport
 import HuddleCrypto
+import HuddleProtocol
 import Testing
+
+@testable import Huddle
 
 /// TEST-MATRIX S-cases (issue 16, item 6): no secret ever reaches a log. Two nodes run a whole session at
 /// `--log-level trace` (join, chat, an invitation, an attachment, leave) and everything they print on standard error
-/// is searched for their private keys in every form a log line could carry them: hex in either case, base64, and
+/// is searched for their private keys and for the session's invitations (the tickets, their secrets and the
+/// admission keys derived from them) in every form a log line could carry them: hex in either case, base64, and
 /// Swift's array description.
 @Suite("Secrets never reach the logs")
 struct SecretsInLogsTests {
@@ -21,7 +25,7 @@ struct SecretsInLogsTests {
         ]
     }
 
-    @Test("A traced session prints neither node's private keys")
+    @Test("A traced session prints neither node's private keys nor its invitations' secrets")
     func noKeysInTraceLogs() async throws {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }
@@ -40,7 +44,7 @@ struct SecretsInLogsTests {
         let shared = try await host.waitForEvent("attachment-shared", within: 20)
         try await guest.waitForEvent("attachment-complete", ["id": shared["id"] ?? ""], within: 30)
         try guest.send("/invite")
-        try await guest.waitForEvent("ticket", within: 10)
+        let invite = try await guest.waitForEvent("ticket", within: 10)
         try guest.send("/leave")
         _ = try await guest.waitForExit(within: 15)
         try host.send("/leave")
@@ -62,6 +66,23 @@ struct SecretsInLogsTests {
                 }
             }
         }
-        print("secrets: searched \(logs.count) trace lines of two nodes for their private keys")
+        for (whose, text) in [("host's ticket", ticket), ("guest's /invite ticket", invite["ticket"] ?? "")] {
+            let invitation = try Invitation(parsing: text)
+            let admission = try SessionKeys.admissionCredentials(invitationSecret: invitation.secret)
+            let leaks = logs.filter { $0.contains(text.dropFirst(Invitation.prefix.count)) }
+            #expect(leaks.isEmpty, "the \(whose) appears in the logs: \(leaks.prefix(2))")
+            let secrets = [
+                ("secret", invitation.secret.copyToArray()),
+                ("admission preshared key", admission.presharedKey.copyToArray()),
+                ("admission mac secret", admission.macSecret.copyToArray()),
+            ]
+            for (what, secret) in secrets {
+                for rendering in Self.renderings(of: secret) {
+                    let leaks = logs.filter { $0.contains(rendering) }
+                    #expect(leaks.isEmpty, "the \(whose)'s \(what) appears in the logs: \(leaks.prefix(2))")
+                }
+            }
+        }
+        print("secrets: searched \(logs.count) trace lines of two nodes for their private keys and invitations")
     }
 }
