@@ -2,7 +2,10 @@
 # Crypto hygiene lints (TEST-MATRIX S1, S4):
 # - no libsodium return code is discarded with `_ =` or by a bare call statement (use Sodium.check or handle it);
 # - secrets are never compared with `==`: SecureBytes, SymmetricKey and private keys are not Equatable, so the
-#   compiler already refuses it; this script checks that none of them gains an Equatable/Hashable conformance.
+#   compiler already refuses it; this script checks that none of them gains an Equatable/Hashable conformance;
+# - MACs, tags, cookies, tokens, checksums, digests, hashes and Merkle roots are plain byte arrays, so the compiler
+#   allows `==` on them: scripts/authenticator-equality.awk flags it in the library sources (ConstantTime.equals
+#   compares them; a public value is marked `// hygiene: public value` on its line).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -33,5 +36,17 @@ if [ -n "$hits" ]; then
     echo "$hits"
     status=1
 fi
-[ $status -eq 0 ] && echo "hygiene: ok (no discarded or ignored libsodium results, secrets not Equatable)"
+library=(Sources/Huddle Sources/HuddleCrypto Sources/HuddleProtocol Sources/HuddleWire Sources/HuddleTransport)
+hits=$(find "${library[@]}" -name '*.swift' -print0 | xargs -0 awk -f scripts/authenticator-equality.awk)
+if [ -n "$hits" ]; then
+    echo "== or != on an authenticator (use ConstantTime.equals, or mark a public value):"
+    echo "$hits"
+    status=1
+fi
+planted=$(printf 'guard received == cookie else { return }\nif tag.count == tagLength {}\n' | awk -f scripts/authenticator-equality.awk)
+if [ "$(echo "$planted" | grep -c cookie)" != 1 ] || echo "$planted" | grep -q tagLength; then
+    echo "the authenticator-equality check misjudged its planted lines: $planted"
+    status=1
+fi
+[ $status -eq 0 ] && echo "hygiene: ok (no discarded or ignored libsodium results, secrets not Equatable, authenticators not compared with ==)"
 exit $status

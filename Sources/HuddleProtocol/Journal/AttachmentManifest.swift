@@ -44,7 +44,7 @@ public struct AttachmentManifest: Hashable, Sendable {
     ) throws(JournalError) {
         try Self.check(size: size, metadataCount: metadata.count)
         guard root.count == MerkleTree.hashLength else { throw .malformed("root is not 32 bytes") }
-        guard size > 0 || root == MerkleTree.emptyRoot else {
+        guard size > 0 || root == MerkleTree.emptyRoot else {  // hygiene: public value
             throw .malformed("an empty attachment has the empty root")
         }
         self.id = id
@@ -110,7 +110,7 @@ public struct AttachmentManifest: Hashable, Sendable {
                 throw JournalError.malformed("chunk count \(chunkCount) does not match size \(size)")
             }
             let root = try reader.readArray(count: MerkleTree.hashLength)
-            guard size > 0 || root == MerkleTree.emptyRoot else {
+            guard size > 0 || root == MerkleTree.emptyRoot else {  // hygiene: public value
                 throw JournalError.malformed("an empty attachment has the empty root")
             }
             let author = try Ed25519PublicKey(bytes: try reader.readArray(count: Ed25519PublicKey.length))
