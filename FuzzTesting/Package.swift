@@ -34,6 +34,7 @@ let package = Package(
         .executableTarget(name: "SessionStateFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "NearbyBeaconFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "HandshakeReplyFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,8 @@ scratch="$here/.build-fuzz"
 # target name (corpus and fail-case folder) : executable
 targets=(wire:WireFuzzer membership:MembershipFuzzer journal:JournalMessageFuzzer manifest:ManifestFuzzer
     envelope:EnvelopeFuzzer activity:ActivityFuzzer ticket:TicketFuzzer identity:IdentityFileFuzzer
-    session-state:SessionStateFuzzer nearby:NearbyBeaconFuzzer handshake:HandshakeFuzzer)
+    session-state:SessionStateFuzzer nearby:NearbyBeaconFuzzer handshake:HandshakeFuzzer
+    handshake-reply:HandshakeReplyFuzzer)
 
 build=(swift build --package-path "$here" --scratch-path "$scratch" -c debug
     --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
