@@ -88,6 +88,10 @@ final class NodeMetrics: Sendable {
             ),
             (counter("huddle_cookie_replies_sent_total"), { $0.transport.endpoint.cookieRepliesSent }),
             (counter("huddle_initiations_rate_limited_total"), { $0.transport.endpoint.initiationsRateLimited }),
+            // The kernel refused these (a local firewall's EPERM, a probe over the interface MTU, no route): lost as
+            // on the path, so an operator sees a firewall eating the mesh's traffic here and nowhere else.
+            (counter("huddle_datagrams_refused_total"), { $0.transport.datagramsRefused }),
+            (counter("huddle_socket_rebinds_total"), { $0.transport.socketRebinds }),
             (counter("huddle_packets_sent_total"), { $0.connections.packetsSent }),
             (counter("huddle_packets_lost_total"), { $0.connections.packetsLost }),
             (counter("huddle_spurious_losses_total"), { $0.connections.spuriousLosses }),

@@ -62,6 +62,9 @@ struct MetricsProcessTests {
         #expect(Self.value("huddle_rtt_seconds_count", in: atHost) ?? 0 >= 1)
         #expect(Self.value("huddle_join_duration_seconds_count", in: atAda) == 1)
         #expect(Self.value(#"huddle_datagrams_dropped_total{reason="mac1"}"#, in: atHost) == 0)
+        // Published even when nothing was refused (loopback carries every probe), so a dashboard can alert on it.
+        #expect(Self.value("huddle_datagrams_refused_total", in: atHost) == 0)
+        #expect(Self.value("huddle_socket_rebinds_total", in: atHost) == 0)
         // Anything but /metrics is not served.
         let (_, other) = try await URLSession.shared.data(from: URL(string: hostURL + "x")!)
         #expect((other as? HTTPURLResponse)?.statusCode == 404)
