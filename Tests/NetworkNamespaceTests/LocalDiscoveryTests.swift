@@ -75,7 +75,10 @@ struct LocalDiscoveryTests {
             try host.send("/leave")
             let gone = try await watcher.waitForEvent("nearby-gone", within: 10)
             #expect(gone["name"] == "Ana's canvas")
-            #expect(clock.now - left < .seconds(6), "reported gone after \(clock.now - left)")
+            // 3 s without a beacon, plus up to one beacon interval and the leave itself: about 4-5 s alone. The bound
+            // leaves room for the suite's parallel load (a full run measured 6.3 s once); what it rules out is the
+            // listing outliving the host until its ticket expires (10 minutes).
+            #expect(clock.now - left < .seconds(9), "reported gone after \(clock.now - left)")
             watcher.stop()
         }
     }
