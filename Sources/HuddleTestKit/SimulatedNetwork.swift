@@ -47,6 +47,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     /// NAT routers in front of nodes, by node index.
     public private(set) var nats: [Int: SimulatedNAT] = [:]
     private var transmitObservers: [(Int, SimulatedTransmit) -> Void] = []
+    private var timedTransmitObservers: [(Int, SimulatedTransmit, Instant) -> Void] = []
 
     /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
     public init(seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean()) {
@@ -229,6 +230,11 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         transmitObservers.append(observer)
     }
 
+    /// Like ``observeTransmits(_:)``, with the simulated time each datagram is sent at (to measure gaps and rates).
+    public mutating func observeTransmits(withTime observer: @escaping (Int, SimulatedTransmit, Instant) -> Void) {
+        timedTransmitObservers.append(observer)
+    }
+
     /// A failure at the current time, for scenario code that detects a problem itself.
     public func failure(_ message: String) -> SimulationFailure {
         SimulationFailure(seed: seed, time: now, message: message, options: options, replayCommand: replayCommand)
@@ -319,6 +325,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
 
     private mutating func route(_ transmit: SimulatedTransmit, from index: Int) {
         for observer in transmitObservers { observer(index, transmit) }
+        for observer in timedTransmitObservers { observer(index, transmit, now) }
         statistics.sent += 1
         statistics.largestDatagram = max(statistics.largestDatagram, transmit.datagram.count)
         var source = addresses[index]

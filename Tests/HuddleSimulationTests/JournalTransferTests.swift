@@ -161,6 +161,53 @@ struct JournalTransferTests {
         for index in 1..<4 { #expect(Self.identical(net, id, on: index, data), "node \(index)") }
     }
 
+    /// D8: once node 1's datagrams stop reaching node 0 (its ACKs and further requests included), what node 0 sends
+    /// it is bounded by the window it had then plus loss probes, and at the idle timeout node 0 closes the connection
+    /// and lets go of everything it held for node 1's requests.
+    @Test(
+        "D8: a requester that stops acknowledging: the server stops at its window and frees the serve at idle timeout")
+    func requesterThatStopsAcknowledging() throws {
+        var (net, session, _) = try Self.mesh(count: 2, seed: 88)
+        let data = Self.content(8 * 1024 * 1024, seed: 12)
+        let id = Self.id(8)
+        try Self.share(data, id: id, on: 0, in: &net, session: session)
+        let requester = session.staticKey(1)
+        // Underway: node 1 holds a megabyte and has requests out.
+        #expect(
+            try net.run(until: { $0.node(1)!.journal.state.verifiedBytes(id) >= 1 << 20 }, timeout: .seconds(30)))
+        let addressOf1 = net.address(of: 1)
+        let sentAfterCut = ByteCounter()
+        net.observeTransmits { source, transmit in
+            if source == 0, transmit.destination == addressOf1 { sentAfterCut.count += transmit.datagram.count }
+        }
+        let server = net.node(0)!
+        let connection = try #require(
+            server.endpoint.connectionIDs.compactMap { server.endpoint.connection($0) }.first { $0.peer == requester })
+        let windowAtCut = connection.congestionWindow
+        let cutAt = net.now
+        net.setLink(from: 1, to: 0, up: false)
+        // Well inside the idle timeout: only what was in flight, the rest of the window and loss probes went out.
+        try net.run(until: cutAt + .seconds(10))
+        let probes = 2 * 16 * WireLimits.maxDatagramSize
+        #expect(
+            sentAfterCut.count <= windowAtCut + probes,
+            "\(sentAfterCut.count) bytes sent after the cut, window \(windowAtCut)")
+        // Past the idle timeout (30 s): the connection is gone and nothing is held for node 1's requests.
+        let released = try net.run(
+            until: { net in
+                let node = net.node(0)!
+                let open = node.endpoint.connectionIDs.compactMap { node.endpoint.connection($0) }.contains {
+                    $0.peer == requester && $0.state == .established
+                }
+                return !open && node.journal.state.pendingServes(for: requester) == 0
+            }, timeout: .seconds(60))
+        #expect(released, "node 0 still serves node 1 at \(net.now - cutAt) after the cut")
+        #expect(net.node(0)!.journal.state.pendingServes(for: requester) == 0)
+        print(
+            "D8: \(sentAfterCut.count) bytes to the silent requester in 10 s (window \(windowAtCut)); "
+                + "released after \(net.now - cutAt)")
+    }
+
     /// T7: the others and messages are unaffected, and after a removal frees space a new attachment completes.
     @Test("T7: a receiver whose store fills up fails that download with outOfSpace and keeps its verified chunks")
     func storeFull() throws {
@@ -382,4 +429,9 @@ struct JournalTransferTests {
         #expect(busy.count == sent)
         #expect(p99 < .milliseconds(100), "p99 \(p99)")
     }
+}
+
+/// Counts bytes from inside a transmit observer (a reference the escaping closure can share).
+private final class ByteCounter: @unchecked Sendable {
+    var count = 0
 }

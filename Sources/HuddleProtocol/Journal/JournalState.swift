@@ -119,6 +119,10 @@ public struct JournalState: Sendable {
     /// Outstanding chunk requests, over all peers.
     public var outstandingRequests: Int { requestsInFlight }
 
+    /// Chunk reads queued or running to answer `peer`'s requests (bounded by
+    /// ``ProtocolLimits/maxPendingServesPerPeer``); for tests of what a peer can make this node hold.
+    @_spi(Testing) public func pendingServes(for peer: X25519PublicKey) -> Int { pendingServes[peer] ?? 0 }
+
     /// The peers `id`'s download avoids after bad chunks.
     public func avoidedHolders(_ id: AttachmentID) -> [X25519PublicKey] {
         guard let attachment = attachments[id] else { return [] }
