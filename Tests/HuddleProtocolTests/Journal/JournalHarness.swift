@@ -16,6 +16,9 @@ struct JournalHarness {
     var corrupting: Set<Int> = []
     /// Nodes that never answer chunk requests.
     var silent: Set<Int> = []
+    /// Whether every message is delivered twice, the copy after everything queued meanwhile (a member that re-sends,
+    /// TEST-MATRIX R6).
+    var duplicating = false
     /// Errors each node threw on a peer's message (the connection would be closed).
     var violations: [(node: Int, from: Int, error: JournalError)] = []
     /// Chunk requests each node sent, by target.
@@ -23,6 +26,10 @@ struct JournalHarness {
     /// The most requests one node had outstanding to one peer, and overall, at any step.
     var peakPerPeer = 0
     var peakOverall = 0
+    /// The second copies while ``duplicating``: delivered once the inbox is empty, so they arrive late.
+    var pendingCopies: [(from: Int, to: Int, bytes: [UInt8])] = []
+    /// Second copies handed to the inbox so far.
+    var copiesDelivered = 0
 
     init(count: Int) {
         keys = (0..<count).map { index in try! X25519PublicKey(bytes: [UInt8](repeating: UInt8(index + 1), count: 32)) }
@@ -84,6 +91,11 @@ struct JournalHarness {
                 for (_, count) in nodes[index].requestsTo { peakPerPeer = max(peakPerPeer, count) }
                 peakOverall = max(peakOverall, nodes[index].requestsInFlight)
             }
+            if inbox.isEmpty, !pendingCopies.isEmpty {
+                inbox = pendingCopies.filter { links.contains([min($0.from, $0.to), max($0.from, $0.to)]) }
+                copiesDelivered += inbox.count
+                pendingCopies.removeAll()
+            }
             if !inbox.isEmpty {
                 progressed = true
                 let message = inbox.removeFirst()
@@ -120,6 +132,7 @@ struct JournalHarness {
                 bytes = JournalMessage.chunk(id, index: chunk, bytes: data).encoded()
             }
             inbox.append((index, target, bytes))
+            if duplicating { pendingCopies.append((index, target, bytes)) }
         case .writeChunk(let id, let chunk, let bytes):
             stores[index][id, default: [:]][chunk] = bytes
         case .readChunk(let id, let chunk, let peer):

@@ -235,6 +235,38 @@ struct JournalStateTests {
         #expect(harness.requests[2][0] == nil)
     }
 
+    @Test("R6: every journal message delivered twice, the copy late: same attachments, one event each, no violation")
+    func duplicatedMessagesAreIdempotent() throws {
+        var harness = JournalHarness(count: 3)
+        harness.duplicating = true
+        harness.connect(0, 1)
+        harness.connect(1, 2)
+        harness.connect(0, 2)
+        let data = JournalFixtures.data(5 * 65_536 + 17)
+        let id = JournalFixtures.id(11)
+        try harness.share(data, id: id, on: 0)
+        for index in 1..<3 {
+            #expect(JournalFixtures.identical(harness.assembled(id, on: index), data), "node \(index)")
+        }
+        for index in 0..<3 {
+            let added = harness.events[index].filter { if case .added = $0 { true } else { false } }.count
+            let completed = harness.events[index].filter { $0 == .completed(id) }.count
+            // The author reports its own addition and completion too: once each, like everyone.
+            #expect(added == 1, "node \(index) reported the attachment added \(added) times")
+            #expect(completed == 1, "node \(index) completed \(completed) times")
+            #expect(harness.nodes[index].manifests.count == 1)
+        }
+        // REMOVE twice, and the late copies of everything before it: removed once, not revived.
+        try harness.nodes[2].remove(id, now: harness.now)
+        harness.pump()
+        for index in 0..<3 {
+            #expect(harness.nodes[index].manifests.isEmpty, "node \(index)")
+            #expect(harness.events[index].filter { $0 == .removed(id) }.count == 1, "node \(index)")
+        }
+        #expect(harness.violations.isEmpty, "\(harness.violations)")
+        #expect(harness.copiesDelivered > 20, "only \(harness.copiesDelivered) messages were delivered twice")
+    }
+
     @Test("Hostile input closes the peer: index out of range, HAVE beyond the count, conflicting manifest")
     func hostile() throws {
         var harness = JournalHarness(count: 2)
