@@ -89,7 +89,9 @@ struct NewcomerProcessTests {
         let joiner = try cluster.start("twin", ["join", ticket, "--json", "--identity", shared, "--name", "twin"])
         joiner.closeInput()
         #expect(try await joiner.waitForExit(within: TestTiming.seconds(10)) == 2)
-        #expect(clock.now - started < TestTiming.bound(.seconds(5)), "refused after \(clock.now - started)")
+        // Alone it takes 0.13 s; "at once" is against the join's 30 s timeout. A full parallel run of the suite on two
+        // cores measured 6.9 s once (process start under load), hence the room.
+        #expect(clock.now - started < TestTiming.bound(.seconds(9)), "refused after \(clock.now - started)")
         let errors = joiner.stderrLines.filter { $0.hasPrefix("error: ") }
         #expect(errors.count == 1, "\(joiner.stderrLines)")
         #expect(errors.first?.contains(shared) == true && errors.first?.contains("--identity") == true, "\(errors)")
