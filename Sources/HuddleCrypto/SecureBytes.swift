@@ -74,9 +74,21 @@ public final class SecureBytes: @unchecked Sendable {
 
     deinit {
         sodium_memzero(storage.baseAddress, storage.count)
+        #if DEBUG
+            Self.wipeObserver?(UnsafeRawBufferPointer(storage))
+        #endif
         storage.deallocate()
     }
 }
+
+#if DEBUG
+    extension SecureBytes {
+        /// Debug builds only, for tests (TEST-MATRIX S2): while bound with `$wipeObserver.withValue(_:operation:)`,
+        /// every `SecureBytes` released in that task hands its whole buffer to the observer after `sodium_memzero` and
+        /// before the memory is freed. A task-local, so tests running side by side never see each other's secrets.
+        @TaskLocal static var wipeObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    }
+#endif
 
 extension SecureBytes: CustomStringConvertible {
     /// Never reveals the contents.

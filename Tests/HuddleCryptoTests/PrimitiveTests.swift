@@ -1,5 +1,6 @@
-import HuddleCrypto
 import Testing
+
+@testable import HuddleCrypto
 
 @Suite("Crypto primitives")
 struct PrimitiveTests {
@@ -99,6 +100,20 @@ struct PrimitiveTests {
         }
     }
 
+    #if DEBUG
+        @Test("S2: a released SecureBytes is all zeros before its memory is freed, every byte of it")
+        func wipedOnRelease() {
+            let seen = WipedBuffers()
+            SecureBytes.$wipeObserver.withValue({ seen.append(Array($0)) }) {
+                var secret: SecureBytes? = SecureBytes([UInt8](repeating: 0xA5, count: 32))
+                #expect(secret?.copyToArray() == [UInt8](repeating: 0xA5, count: 32))
+                secret = nil
+            }
+            // The buffer is 32 bytes (allocations are at least 1 byte; the observer sees all of it).
+            #expect(seen.buffers == [[UInt8](repeating: 0, count: 32)], "\(seen.buffers)")
+        }
+    #endif
+
     @Test("SecureBytes compares in constant time, redacts its description and reports zero contents")
     func secureBytes() {
         let a = SecureBytes([1, 2, 3])
@@ -124,4 +139,10 @@ struct PrimitiveTests {
         #expect(c.bytes(count: 1500) != whole)
         #expect(Set(whole).count > 200, "output looks random")
     }
+}
+
+/// What ``SecureBytes/wipeObserver`` saw, collected from inside its closure.
+private final class WipedBuffers: @unchecked Sendable {
+    private(set) var buffers: [[UInt8]] = []
+    func append(_ buffer: [UInt8]) { buffers.append(buffer) }
 }
