@@ -100,11 +100,16 @@ extension EndpointChannelHandler {
             } else {
                 context.write(wrapOutboundOut(envelope), promise: nil)
             }
-            statistics.datagramsSent += run.count
-            statistics.bytesSent += run.length
-            if run.count > 1 { statistics.segmentedWrites += 1 }
+            countSent(run)
         }
         context.flush()
+    }
+
+    /// Counts `run` as written to the socket (directly, or handed to SwiftNIO, which writes it or fails the channel).
+    private func countSent(_ run: TransmitRun) {
+        statistics.datagramsSent += run.count
+        statistics.bytesSent += run.length
+        if run.count > 1 { statistics.segmentedWrites += 1 }
     }
 
     #if os(Linux)
@@ -120,9 +125,7 @@ extension EndpointChannelHandler {
                         segmentSize: run.count > 1 ? run.segmentSize : nil)
                     switch outcome {
                     case .sent:
-                        statistics.datagramsSent += run.count
-                        statistics.bytesSent += run.length
-                        if run.count > 1 { statistics.segmentedWrites += 1 }
+                        countSent(run)
                     case .wouldBlock:
                         statistics.writesQueuedInChannel += 1
                         return index

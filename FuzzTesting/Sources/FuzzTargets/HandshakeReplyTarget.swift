@@ -42,16 +42,9 @@ public enum HandshakeReplyTarget: FuzzTarget {
         let responderIdentity = Identity(using: &random)
         let presharedKey = SecureBytes(count: 32, using: &random)
         let macSecret = SecureBytes(count: 32, using: &random)
-        func endpoint(_ identity: Identity, seed: UInt64, cookiesAbove threshold: Int = 128) -> Endpoint {
-            var configuration = EndpointConfiguration(
-                identity: identity, prologue: Array("huddle/1".utf8),
-                wallClockAtOrigin: TAI64N(seconds: 1_800_000_000, nanoseconds: 0))
-            configuration.initiationsPerSecondBeforeCookies = threshold
-            return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed))
-        }
-        var responder = endpoint(responderIdentity, seed: 2)
+        var responder = HandshakeFixtureEndpoint.make(responderIdentity, seed: 2)
         // The same responder, demanding a cookie from every initiation.
-        var loaded = endpoint(responderIdentity, seed: 3, cookiesAbove: 0)
+        var loaded = HandshakeFixtureEndpoint.make(responderIdentity, seed: 3, cookiesAbove: 0)
         let responderKey = responderIdentity.agreementKey.publicKey
         let initiatorKey = initiatorIdentity.agreementKey.publicKey
         let initiatorAddress = NetworkAddress(ipv4: 10, 0, 0, 1, port: 4000)
@@ -61,11 +54,10 @@ public enum HandshakeReplyTarget: FuzzTarget {
         do {
             var initiator = try makeInitiator(
                 identity: initiatorIdentity, knowing: responderCredentials, sendingAt: now)
-            for index in [0, 1] {
-                let credentials = PeerCredentials(
-                    staticKey: initiatorKey, presharedKey: presharedKey, macSecret: macSecret)
-                if index == 0 { try responder.addPeer(credentials) } else { try loaded.addPeer(credentials) }
-            }
+            let initiatorCredentials = PeerCredentials(
+                staticKey: initiatorKey, presharedKey: presharedKey, macSecret: macSecret)
+            try responder.addPeer(initiatorCredentials)
+            try loaded.addPeer(initiatorCredentials)
             guard let (_, initiation) = initiator.pollTransmit(now: now) else {
                 preconditionFailure("the initiator sent no initiation")
             }
@@ -91,10 +83,7 @@ public enum HandshakeReplyTarget: FuzzTarget {
     static func makeInitiator(
         identity: Identity, knowing responder: PeerCredentials, sendingAt now: Instant
     ) throws -> Endpoint {
-        let configuration = EndpointConfiguration(
-            identity: identity, prologue: Array("huddle/1".utf8),
-            wallClockAtOrigin: TAI64N(seconds: 1_800_000_000, nanoseconds: 0))
-        var initiator = Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 1))
+        var initiator = HandshakeFixtureEndpoint.make(identity, seed: 1)
         try initiator.addPeer(responder)
         try initiator.connect(to: responder.staticKey, at: responderAddress, now: now)
         return initiator

@@ -33,14 +33,8 @@ public enum HandshakeTarget: FuzzTarget {
         let responderIdentity = Identity(using: &random)
         let presharedKey = SecureBytes(count: 32, using: &random)
         let macSecret = SecureBytes(count: 32, using: &random)
-        func endpoint(_ identity: Identity, seed: UInt64) -> Endpoint {
-            let configuration = EndpointConfiguration(
-                identity: identity, prologue: Array("huddle/1".utf8),
-                wallClockAtOrigin: TAI64N(seconds: 1_800_000_000, nanoseconds: 0))
-            return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed))
-        }
-        var initiator = endpoint(initiatorIdentity, seed: 1)
-        var responder = endpoint(responderIdentity, seed: 2)
+        var initiator = HandshakeFixtureEndpoint.make(initiatorIdentity, seed: 1)
+        var responder = HandshakeFixtureEndpoint.make(responderIdentity, seed: 2)
         let responderKey = responderIdentity.agreementKey.publicKey
         let initiatorKey = initiatorIdentity.agreementKey.publicKey
         let now = Instant(nanoseconds: 1_000_000_000)

@@ -1,0 +1,16 @@
+import HuddleCrypto
+import HuddleProtocol
+
+/// The endpoints of the handshake targets: one prologue and one wall clock, so the same identity and seed always
+/// produce the same initiation.
+enum HandshakeFixtureEndpoint {
+    /// An endpoint of `identity` whose generator is seeded with `seed`; it demands cookies above `threshold`
+    /// initiations a second (0: from the first).
+    static func make(_ identity: Identity, seed: UInt64, cookiesAbove threshold: Int = 128) -> Endpoint {
+        var configuration = EndpointConfiguration(
+            identity: identity, prologue: Array("huddle/1".utf8),
+            wallClockAtOrigin: TAI64N(seconds: 1_800_000_000, nanoseconds: 0))
+        configuration.initiationsPerSecondBeforeCookies = threshold
+        return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed))
+    }
+}
