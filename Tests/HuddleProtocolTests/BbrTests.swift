@@ -98,6 +98,25 @@ struct BbrTests {
         #expect(driver.bbr.congestionWindow == Self.window(driver))
     }
 
+    @Test("Below a 1 ms minimum RTT the pacing rate is doubled; at 1 ms and above it is gain x bandwidth")
+    func hostLimitedPacing() {
+        // 500 MB/s: a loopback or veth path whose bottleneck is the hosts' CPUs.
+        let bandwidth = 500_000_000.0
+        for (rtt, scale) in [
+            (Duration.microseconds(60), 2.0), (.microseconds(999), 2.0), (.milliseconds(1), 1.0),
+            (.milliseconds(40), 1.0),
+        ] {
+            var driver = Driver()
+            for _ in 0..<12 { driver.round(bandwidth: bandwidth, rtt: rtt) }
+            driver.round(bandwidth: bandwidth, rtt: rtt, inFlight: Int(bandwidth * Double(rtt.nanoseconds) / 1e9))
+            #expect(driver.bbr.minRTT == rtt)
+            let expected = scale * driver.bbr.pacingGain * 0.99 * bandwidth
+            #expect(
+                abs(driver.bbr.pacingRate(smoothedRTT: rtt) - expected) < 1,
+                "min RTT \(rtt): \(driver.bbr.pacingRate(smoothedRTT: rtt)) bytes/s, expected \(expected)")
+        }
+    }
+
     @Test("Five percent random loss with no queue sets no loss bound and keeps the full rate")
     func randomLossIgnored() {
         var driver = Driver()
