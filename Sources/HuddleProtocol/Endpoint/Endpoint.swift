@@ -326,14 +326,42 @@ public struct Endpoint {
     // MARK: - Timers and transmission
 
     /// The earliest instant at which ``handleTimeout(now:)`` has work, if any.
+    ///
+    /// A transport that asks after every input should call ``computeNextDeadline()`` instead.
     public var nextDeadline: Instant? {
-        var earliest: Instant? = relayClients.lazy.map(\.nextRegisterAt).min()
+        var earliest = earliestRelayRegistration
         // Through the buffer: reading `slots[slot]?.nextDeadline` from the array copied each connection first.
         connections.slots.withUnsafeBufferPointer { slots in
             for id in connectionOrder {
                 guard let deadline = slots[connections.slot(of: id)!]?.nextDeadline else { continue }
                 earliest = min(earliest ?? deadline, deadline)
             }
+        }
+        return earliest
+    }
+
+    /// ``nextDeadline``, computed where the endpoint and its connections lie. It changes nothing.
+    ///
+    /// It is `mutating` only for the access it takes: reading a connection through a getter copies it (a retain and
+    /// a release of every buffer it holds), and so does reading an endpoint stored in a class before calling a getter
+    /// on it. Asked after every input, those copies were 2 % of a round trip's client CPU; in-place access makes none.
+    public mutating func computeNextDeadline() -> Instant? {
+        var earliest = earliestRelayRegistration
+        for id in connectionOrder {
+            guard let deadline = connections.withConnection(in: connections.slot(of: id)!, { $0.nextDeadline }) else {
+                continue
+            }
+            earliest = min(earliest ?? deadline, deadline)
+        }
+        return earliest
+    }
+
+    /// When the first relay registration is due, if there are relays (a loop: a key-path `map` goes through the
+    /// key-path runtime on every call).
+    private var earliestRelayRegistration: Instant? {
+        var earliest: Instant?
+        for client in relayClients where earliest.map({ client.nextRegisterAt < $0 }) ?? true {
+            earliest = client.nextRegisterAt
         }
         return earliest
     }
