@@ -85,9 +85,12 @@ public struct EndpointNode: SimulatedNode {
     }
 
     public var nextDeadline: Instant? {
-        guard readingPaused, let lastReadAt else { return endpoint.nextDeadline }
-        let resume = lastReadAt + .milliseconds(1)
-        return min(endpoint.nextDeadline ?? resume, resume)
+        mutating get {
+            let deadline = endpoint.computeNextDeadline()
+            guard readingPaused, let lastReadAt else { return deadline }
+            let resume = lastReadAt + .milliseconds(1)
+            return min(deadline ?? resume, resume)
+        }
     }
 
     public var diagnostics: String {

@@ -135,7 +135,11 @@ public struct JournalNode: SessionMemberNode {
     }
 
     public var nextDeadline: Instant? {
-        [endpoint.nextDeadline, journal.nextDeadline, core?.nextDeadline, storeLine.first?.due].compactMap { $0 }.min()
+        mutating get {
+            Instant.earliest(
+                Instant.earliest(endpoint.computeNextDeadline(), journal.nextDeadline),
+                Instant.earliest(core?.nextDeadline, storeLine.first?.due))
+        }
     }
 
     private mutating func drain(now: Instant) {

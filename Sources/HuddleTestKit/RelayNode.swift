@@ -62,7 +62,7 @@ public struct TraversalNode: SimulatedNode {
         endpointNode?.pollTransmit(now: now) ?? relayNode?.pollTransmit(now: now)
     }
 
-    public var nextDeadline: Instant? { endpointNode?.nextDeadline ?? relayNode?.nextDeadline }
+    public var nextDeadline: Instant? { mutating get { endpointNode?.nextDeadline ?? relayNode?.nextDeadline } }
 
     public var diagnostics: String { endpointNode?.diagnostics ?? "relay" }
 }

@@ -61,8 +61,7 @@ public struct SessionNode: SessionMemberNode {
     }
 
     public var nextDeadline: Instant? {
-        guard let session = core?.nextDeadline else { return endpoint.nextDeadline }
-        return min(endpoint.nextDeadline ?? session, session)
+        mutating get { Instant.earliest(endpoint.computeNextDeadline(), core?.nextDeadline) }
     }
 
     private mutating func drain(now: Instant) {

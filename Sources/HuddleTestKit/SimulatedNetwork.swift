@@ -313,7 +313,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     }
 
     private mutating func scheduleTimer(for index: Int) {
-        guard let node = nodes[index], let deadline = node.nextDeadline else {
+        // In place: `guard let node = nodes[index]` copied the whole node (every connection's buffers) per step.
+        guard let deadline = nodes[index]?.nextDeadline else {
             scheduledDeadline[index] = nil
             return
         }
