@@ -145,12 +145,10 @@ public struct JournalNode: SessionMemberNode {
     private mutating func drain(now: Instant) {
         self.now = now
         while true {
+            // The core is used in place: copying it out and back made its next mutation copy every buffer it holds.
             if let event = endpoint.pollEvent() {
-                guard var core else { continue }
-                core.handle(event, endpoint: &endpoint, now: now)
-                self.core = core
-            } else if var core, let event = core.pollEvent() {
-                self.core = core
+                core?.handle(event, endpoint: &endpoint, now: now)
+            } else if let event = core?.pollEvent() {
                 if let passed = journal.handle(event, endpoint: &endpoint, now: now) { events.append((now, passed)) }
             } else {
                 break

@@ -84,10 +84,19 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     /// Runs `body` on node `index` (e.g. to call its API), then sends what it queued and re-arms its timer.
     @discardableResult
     public mutating func withNode<Result>(_ index: Int, _ body: (inout Node) throws -> Result) throws -> Result {
-        guard var node = nodes[index] else {
+        // Taken out of its slot, not copied: with the slot still holding it, the body's first mutation of each
+        // buffer (the endpoint's connection table, say) would copy it.
+        guard var node = nodes[index].take() else {
             throw SimulationFailure(seed: seed, time: now, message: "node \(index) is crashed", options: options)
         }
-        let result = try body(&node)
+        let result: Result
+        do {
+            result = try body(&node)
+        } catch {
+            // What the body did before it threw happened, as it would in a real node.
+            nodes[index] = node
+            throw error
+        }
         nodes[index] = node
         try flush(index)
         return result
