@@ -40,6 +40,9 @@
 /// The window grows by the acknowledged bytes toward that target (so startup doubles it each round trip) and never
 /// falls below ``minimumWindowDatagrams`` datagrams. Before the first sample it is the RFC 9002 initial window.
 ///
+/// Pacing rate: the mode's gain × bandwidth × (1 − ``pacingMargin``), doubled while the minimum RTT is below
+/// ``hostLimitedMinRTT`` (a path whose bottleneck is the hosts' CPUs; see ``hostLimitedPacingScale``).
+///
 /// Loss still triggers retransmission (RFC 9002 recovery is unchanged); only the rate and window respond differently.
 public struct Bbr: CongestionController {
     /// Where the controller is in its cycle.
