@@ -93,8 +93,10 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         do {
             result = try body(&node)
         } catch {
-            // What the body did before it threw happened, as it would in a real node.
+            // What the body did before it threw happened, as it would in a real node: keep it, send what it queued
+            // and re-arm the timer.
             nodes[index] = node
+            try flush(index)
             throw error
         }
         nodes[index] = node
