@@ -86,7 +86,7 @@ public struct EndpointNode: SimulatedNode {
 
     public var nextDeadline: Instant? {
         mutating get {
-            let deadline = endpoint.computeNextDeadline()
+            let deadline = endpoint.nextDeadline
             guard readingPaused, let lastReadAt else { return deadline }
             let resume = lastReadAt + .milliseconds(1)
             return min(deadline ?? resume, resume)

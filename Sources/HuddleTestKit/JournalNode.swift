@@ -137,7 +137,7 @@ public struct JournalNode: SessionMemberNode {
     public var nextDeadline: Instant? {
         mutating get {
             Instant.earliest(
-                Instant.earliest(endpoint.computeNextDeadline(), journal.nextDeadline),
+                Instant.earliest(endpoint.nextDeadline, journal.nextDeadline),
                 Instant.earliest(core?.nextDeadline, storeLine.first?.due))
         }
     }

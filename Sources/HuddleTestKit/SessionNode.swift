@@ -61,7 +61,7 @@ public struct SessionNode: SessionMemberNode {
     }
 
     public var nextDeadline: Instant? {
-        mutating get { Instant.earliest(endpoint.computeNextDeadline(), core?.nextDeadline) }
+        mutating get { Instant.earliest(endpoint.nextDeadline, core?.nextDeadline) }
     }
 
     private mutating func drain(now: Instant) {

@@ -46,8 +46,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
     /// NAT routers in front of nodes, by node index.
     public private(set) var nats: [Int: SimulatedNAT] = [:]
-    private var transmitObservers: [(Int, SimulatedTransmit) -> Void] = []
-    private var timedTransmitObservers: [(Int, SimulatedTransmit, Instant) -> Void] = []
+    /// Called with every datagram a node sends, and the time it is sent.
+    private var transmitObservers: [(Int, SimulatedTransmit, Instant) -> Void] = []
 
     /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
     public init(seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean()) {
@@ -238,12 +238,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
 
     /// Calls `observer` with every datagram any node sends (before faults apply), e.g. to keep a nonce ledger.
     public mutating func observeTransmits(_ observer: @escaping (Int, SimulatedTransmit) -> Void) {
-        transmitObservers.append(observer)
+        transmitObservers.append { index, transmit, _ in observer(index, transmit) }
     }
 
     /// Like ``observeTransmits(_:)``, with the simulated time each datagram is sent at (to measure gaps and rates).
     public mutating func observeTransmits(withTime observer: @escaping (Int, SimulatedTransmit, Instant) -> Void) {
-        timedTransmitObservers.append(observer)
+        transmitObservers.append(observer)
     }
 
     /// A failure at the current time, for scenario code that detects a problem itself.
@@ -336,8 +336,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     }
 
     private mutating func route(_ transmit: SimulatedTransmit, from index: Int) {
-        for observer in transmitObservers { observer(index, transmit) }
-        for observer in timedTransmitObservers { observer(index, transmit, now) }
+        for observer in transmitObservers { observer(index, transmit, now) }
         statistics.sent += 1
         statistics.largestDatagram = max(statistics.largestDatagram, transmit.datagram.count)
         var source = addresses[index]

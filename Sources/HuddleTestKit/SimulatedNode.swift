@@ -26,7 +26,7 @@ public protocol SimulatedNode {
     /// The next datagram to send, or `nil` when there is nothing (more) to send now.
     mutating func pollTransmit(now: Instant) -> SimulatedTransmit?
     /// When the node next needs `handleTimeout(now:)`, if ever. It changes nothing; it is `mutating` so a node can
-    /// ask its endpoint in place (``Endpoint/computeNextDeadline()``): the network asks after every step, and reading
+    /// ask its endpoint in place (``Endpoint/nextDeadline``): the network asks after every step, and reading
     /// a node out of its slot or a connection through a getter copied them (about 15 % of a churn run's time).
     var nextDeadline: Instant? { mutating get }
     /// A description of the node's timers, printed when it livelocks.

@@ -254,7 +254,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         // would fire in a loop: the writability change re-arms instead.
         guard !isClosed, let context, context.channel.isWritable else { return }
         let clientDeadline = timerClient.flatMap { $0.deadline(clock.now) }
-        guard let deadline = Instant.earliest(endpoint.computeNextDeadline(), clientDeadline) else { return }
+        guard let deadline = Instant.earliest(endpoint.nextDeadline, clientDeadline) else { return }
         if let armed = armedDeadline, armed <= deadline { return }
         timer?.cancel()
         armedDeadline = deadline

@@ -201,7 +201,8 @@ struct ConnectionRestartTests {
         let lostResponse = EndpointPair.drain(&b, now: .zero)
         #expect(lostResponse.count == 1)
         // The response is lost; 250 ms (plus jitter) later a sends the very same bytes again.
-        let retryAt = try #require(a.nextDeadline)
+        let deadline = a.nextDeadline  // a `mutating get`: read outside the macro
+        let retryAt = try #require(deadline)
         a.handleTimeout(now: retryAt)
         let resent = EndpointPair.drain(&a, now: retryAt)
         #expect(resent == first, "the first retries resend the same initiation")

@@ -201,9 +201,7 @@ public struct SessionMembership: Sendable {
         // A plain loop: the transport asks after every input, and `lazy.map(\.expiresAt)` projected each value
         // through the key-path runtime (about 1 % of a round trip's client CPU with no invitation open).
         var earliest: UInt64?
-        for grant in invitations.values where earliest.map({ grant.expiresAt < $0 }) ?? true {
-            earliest = grant.expiresAt
-        }
+        for grant in invitations.values { earliest = min(earliest ?? grant.expiresAt, grant.expiresAt) }
         return earliest
     }
 
