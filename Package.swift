@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "HuddleCrypto", targets: ["HuddleCrypto"]),
         .library(name: "HuddleWire", targets: ["HuddleWire"]),
         .library(name: "HuddleProtocol", targets: ["HuddleProtocol"]),
+        .library(name: "HuddleSession", targets: ["HuddleSession"]),
         .library(name: "HuddleTransport", targets: ["HuddleTransport"]),
         .library(name: "Huddle", targets: ["Huddle"]),
         // A node as a swift-service-lifecycle Service (graceful leave on SIGTERM), in a product of its own.
@@ -51,6 +52,17 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The sans-IO session layer above the transport protocol: membership, the journal, and the one type that
+        // composes them with the endpoint (SessionMachine), which the engine and every simulator node drive alike.
+        .target(
+            name: "HuddleSession",
+            dependencies: [
+                "HuddleProtocol",
+                "HuddleWire",
+                "HuddleCrypto",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .target(
             name: "HuddleTransport",
             dependencies: [
@@ -68,6 +80,7 @@ let package = Package(
             name: "HuddleTestKit",
             dependencies: [
                 "HuddleProtocol",
+                "HuddleSession",
                 "HuddleCrypto",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -78,6 +91,7 @@ let package = Package(
             dependencies: [
                 "HuddleTransport",
                 "HuddleProtocol",
+                "HuddleSession",
                 "HuddleCrypto",
                 "HuddleWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -100,6 +114,7 @@ let package = Package(
             dependencies: [
                 "Huddle",
                 "HuddleProtocol",
+                "HuddleSession",
                 "HuddleTransport",
                 "HuddleCrypto",
                 "HuddleWire",
@@ -146,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "HuddleTests",
             dependencies: [
-                "Huddle", "HuddleTransport", "HuddleCLITestSupport",
+                "Huddle", "HuddleTransport", "HuddleSession", "HuddleCLITestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
@@ -166,7 +181,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleIntegrationTests",
-            dependencies: ["Huddle", "HuddleCLITestSupport", "HuddleCrypto", "HuddleProtocol", "HuddleWire"]
+            dependencies: [
+                "Huddle", "HuddleCLITestSupport", "HuddleCrypto", "HuddleProtocol", "HuddleSession", "HuddleWire",
+            ]
         ),
         .testTarget(
             name: "NetworkNamespaceTests",
@@ -177,8 +194,12 @@ let package = Package(
             dependencies: ["HuddleProtocol", "HuddleTestKit"]
         ),
         .testTarget(
+            name: "HuddleSessionTests",
+            dependencies: ["HuddleSession", "HuddleProtocol", "HuddleTestKit"]
+        ),
+        .testTarget(
             name: "HuddleSimulationTests",
-            dependencies: ["HuddleTestKit", "HuddleProtocol"]
+            dependencies: ["HuddleTestKit", "HuddleProtocol", "HuddleSession"]
         ),
         .testTarget(
             name: "HuddleTransportTests",
@@ -202,7 +223,7 @@ let package = Package(
         .testTarget(
             name: "HuddleVectorTests",
             // `huddle` (the executable) for the CLI's own application types (cli.json).
-            dependencies: ["Huddle", "HuddleProtocol", "HuddleCrypto", "HuddleWire", "huddle"]
+            dependencies: ["Huddle", "HuddleProtocol", "HuddleSession", "HuddleCrypto", "HuddleWire", "huddle"]
         ),
         .testTarget(
             name: "HuddleWireTests",

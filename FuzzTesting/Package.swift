@@ -18,6 +18,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Huddle", package: "Huddle"),
                 .product(name: "HuddleProtocol", package: "Huddle"),
+                .product(name: "HuddleSession", package: "Huddle"),
                 .product(name: "HuddleCrypto", package: "Huddle"),
                 .product(name: "HuddleTransport", package: "Huddle"),
                 .product(name: "HuddleTestKit", package: "Huddle"),

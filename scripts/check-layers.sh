@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Enforces the sans-IO rule: HuddleWire, HuddleCrypto and HuddleProtocol never import NIO, read a clock, open a
+# Enforces the sans-IO rule: HuddleWire, HuddleCrypto, HuddleProtocol and HuddleSession never import NIO, read a clock, open a
 # socket or use the system RNG (time comes in as `now:`, randomness from an injected generator). Also enforces the
 # import direction between layers. Prints every violation and exits non-zero if there is one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 sans_io=()
-for module in HuddleWire HuddleCrypto HuddleProtocol; do
+for module in HuddleWire HuddleCrypto HuddleProtocol HuddleSession; do
     [ -d "Sources/$module" ] && sans_io+=("Sources/$module")
 done
 
@@ -36,7 +36,7 @@ for pattern in "${forbidden[@]}"; do
 done
 
 # The wire codecs and the protocol core need no platform library at all (HuddleCrypto uses it for identity files).
-for module in HuddleWire HuddleProtocol; do
+for module in HuddleWire HuddleProtocol HuddleSession; do
     [ -d "Sources/$module" ] || continue
     hits=$(grep -rnE --include='*.swift' '^(@[A-Za-z_]+ +)*import +(Glibc|Musl|Darwin|Foundation|WinSDK)' "Sources/$module")
     if [ -n "$hits" ]; then
@@ -60,9 +60,10 @@ check_imports() {
         fi
     done
 }
-check_imports HuddleWire HuddleCrypto HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
-check_imports HuddleCrypto HuddleWire HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
-check_imports HuddleProtocol HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleWire HuddleCrypto HuddleProtocol HuddleSession HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleCrypto HuddleWire HuddleProtocol HuddleSession HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleProtocol HuddleSession HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
+check_imports HuddleSession HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
 check_imports HuddleTransport Huddle HuddleTestKit HuddleServiceLifecycle
 check_imports Huddle HuddleTestKit HuddleServiceLifecycle
 # The core library stays off the server-framework and exporter packages (they belong to products of their own).

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 
 #if canImport(Glibc)
     @preconcurrency import Glibc

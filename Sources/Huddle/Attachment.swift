@@ -1,5 +1,6 @@
 import Foundation
 import HuddleProtocol
+import HuddleSession
 import NIOPosix
 
 /// A file or blob in a session's ``Journal``: up to 100 MiB, signed by its author, verified chunk by chunk against

@@ -1,5 +1,6 @@
 import Foundation
 import HuddleProtocol
+import HuddleSession
 import NIOConcurrencyHelpers
 
 /// What an ``Attachment`` value refers to: its stored bytes and its progress. Shared by every copy of the value,

@@ -1,5 +1,6 @@
 import DequeModule
 import HuddleProtocol
+import HuddleSession
 import NIOConcurrencyHelpers
 import NIOPosix
 

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 
 /// Reliable messenger messages that will never be confirmed delivered to one participant, and why: the other half of
 /// the `.reliable` promise. Every message a ``Messenger`` accepted for a participant is either delivered to it exactly

@@ -1,6 +1,7 @@
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 import HuddleTransport
 import Logging
 import NIOConcurrencyHelpers

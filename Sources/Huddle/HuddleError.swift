@@ -1,5 +1,6 @@
 import Foundation
 import HuddleProtocol
+import HuddleSession
 import HuddleTransport
 
 /// What can go wrong using Huddle's public API. Each case's description says what happened and what to do.

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleTransport
 import Logging
 import NIOConcurrencyHelpers

@@ -1,6 +1,7 @@
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// A ticket that lets one more device join a session: text to copy into a chat or a terminal.
 ///

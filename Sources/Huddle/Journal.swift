@@ -1,5 +1,6 @@
 import Foundation
 import HuddleProtocol
+import HuddleSession
 
 /// Attachments shared with a session, like Apple's `GroupSessionJournal`: files or blobs up to 100 MiB that every
 /// member receives, including members who join later, without the author sending them again.

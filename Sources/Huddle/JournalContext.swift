@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 import NIOConcurrencyHelpers
 
 /// The observable journal of one session, shared by its ``Journal`` handles, the ``Attachment`` values and the

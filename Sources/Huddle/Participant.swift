@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// A person's device in a session. Two `Participant` values are equal when they are the same member identity; the
 /// name is what that member chose to be called.

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 
 /// One change to a session's active participants, with its reason; ``GroupSession/participantChanges`` yields them
 /// in order.

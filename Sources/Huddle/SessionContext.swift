@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 
 /// The observable state of one session, shared by its ``GroupSession`` handle and the node's ``SessionEngine``.
 final class SessionContext: Sendable {

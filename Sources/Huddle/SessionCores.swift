@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// The sans-IO state of a node's session, driven together on the transport's event loop: membership
 /// (``SessionCore``) and the journal (``JournalCore``) over the session's on-disk chunk store. Session events pass

@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// Turns the cores' output into the public API's state, in order: participants, activity, the session's end,
 /// delivery failures, journal updates; messenger messages go to the subscriptions (``route(_:from:reliable:into:)``).

@@ -1,6 +1,7 @@
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleTransport
 
 /// What the application asks of its session (attachments, activity, invitations, messages, statistics): each runs

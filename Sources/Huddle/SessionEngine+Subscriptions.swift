@@ -1,5 +1,6 @@
 import DequeModule
 import HuddleProtocol
+import HuddleSession
 
 /// Messenger subscriptions and the routing of received messages into them: matching by kind and type name,
 /// batching per subscription, the unclaimed buffer for messages that arrive before their subscription (with its grace

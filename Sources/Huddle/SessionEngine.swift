@@ -2,6 +2,7 @@ import DequeModule
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleTransport
 import HuddleWire
 import Logging

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 import HuddleWire
 
 /// The always-on checker of the churn scenario: every reliable message a member accepted for another member, and what

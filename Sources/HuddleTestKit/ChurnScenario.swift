@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleWire
 
 /// Membership churn in the simulator (issue 11, "the VOPR for membership"): 6 to 8 members join, leave, crash (memory

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 
 /// A ``JournalChunkStore`` in memory, for tests: it survives a simulated crash when the test keeps it, and can be
 /// damaged (a flipped bit) or made to refuse writes (a full disk).

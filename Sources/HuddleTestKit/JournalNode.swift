@@ -1,6 +1,7 @@
 import DequeModule
 import HuddleCrypto
 @_spi(Testing) import HuddleProtocol
+@_spi(Testing) import HuddleSession
 import HuddleWire
 
 /// A session member with a journal inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``

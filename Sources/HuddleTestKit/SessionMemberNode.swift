@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleWire
 
 /// A simulated session member: an ``Endpoint`` driven through a ``SessionCore`` (``SessionNode``, and

@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleWire
 
 /// A session member inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``, recording

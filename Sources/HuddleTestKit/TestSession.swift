@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleWire
 
 /// Builds simulated sessions: nodes with seeded identities that know nobody, a founder, invitations, joiners.

@@ -2,6 +2,7 @@ import Foundation
 import HuddleCLITestSupport
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import Testing
 
 @testable import Huddle

@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleTestKit
 import HuddleWire
 import Testing
 

@@ -1,4 +1,5 @@
 import HuddleCrypto
+import HuddleTestKit
 import HuddleWire
 import Testing
 

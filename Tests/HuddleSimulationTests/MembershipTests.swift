@@ -1,5 +1,6 @@
 import HuddleCrypto
 @_spi(Testing) import HuddleProtocol
+@_spi(Testing) import HuddleSession
 import HuddleTestKit
 import HuddleWire
 import Testing

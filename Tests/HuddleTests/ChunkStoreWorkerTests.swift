@@ -1,6 +1,7 @@
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import NIOConcurrencyHelpers
 import NIOPosix
 import Testing

@@ -1,4 +1,5 @@
 import HuddleProtocol
+import HuddleSession
 import Testing
 
 @testable import Huddle

@@ -1,6 +1,7 @@
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import Testing
 
 @testable import Huddle

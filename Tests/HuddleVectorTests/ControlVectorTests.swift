@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import Testing
 
 /// `control.json`: member records and every control message of channel 1 (PROTOCOL.md section 8.2), through

@@ -4,6 +4,7 @@ import Testing
 @testable import Huddle
 @testable import HuddleCrypto
 @testable import HuddleProtocol
+@testable import HuddleSession
 
 /// `handshake.json`: Noise IKpsk2 as Huddle runs it (PROTOCOL.md sections 2.1-2.4 and 7). The cacophony vector goes
 /// through `NoiseHandshake`; the member, rekey and joiner handshakes go through `HandshakeMessages` (the functions the

@@ -2,6 +2,7 @@ import HuddleCrypto
 import Testing
 
 @testable import HuddleProtocol
+@testable import HuddleSession
 
 /// `journal.json`: the journal of PROTOCOL.md section 9. Leaves, nodes and Merkle roots through `MerkleTree` and
 /// `MerkleLeafHasher` (the streaming hasher attachments use), for 0 to 1,600 chunks of the section 9.1 test content;

@@ -2,6 +2,7 @@ import Testing
 
 @testable import HuddleCrypto
 @testable import HuddleProtocol
+@testable import HuddleSession
 
 /// `kdf.json`: the key derivations of PROTOCOL.md sections 7.6 and 8.1. Session and invitation credentials through
 /// `SessionKeys` (psk, mac secret, admission id); raw `crypto_kdf` through `KeyDerivation`; identities through

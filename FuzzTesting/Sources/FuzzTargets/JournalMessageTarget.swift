@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// Journal messages (docs/PROTOCOL.md 9.3): anything that decodes re-encodes to an equal message.
 public enum JournalMessageTarget: FuzzTarget {

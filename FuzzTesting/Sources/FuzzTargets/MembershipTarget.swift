@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 
 /// Control messages on channel 1 (docs/PROTOCOL.md 8.2), all seven types and the member records inside them:
 /// anything that decodes re-encodes to bytes that decode to the same encoding.

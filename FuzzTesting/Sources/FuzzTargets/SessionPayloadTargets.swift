@@ -1,5 +1,6 @@
 import Foundation
 import HuddleCrypto
+import HuddleSession
 
 @testable import Huddle
 

@@ -1,5 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
+import HuddleSession
 import HuddleTestKit
 import HuddleWire
 

@@ -1,0 +1,32 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// What a ``SessionCore`` tells the application: membership changes and the messages members send.
+public enum SessionEvent: Sendable {
+    /// The local node became a member (after joining).
+    case joined
+    /// A member became active (connected and in the roster).
+    case participantJoined(MemberRecord)
+    /// A member stopped being active.
+    case participantLeft(MemberRecord, MembershipAction.DepartureReason)
+    /// The shared activity changed.
+    case activityChanged(ActivityRecord)
+    /// The session ended for everyone (`by` is `nil` when this node ended it).
+    case ended(by: MemberRecord?)
+    /// Joining failed, with a reason a person can read.
+    case joinFailed(String)
+    /// A reliable message from a member, on an application channel.
+    case message(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
+    /// An unreliable datagram from a member.
+    case datagram(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
+    /// A member acknowledged a reliable message this node sent.
+    case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence)
+    /// The connection to a peer closed with these messages unacknowledged (never silently lost), for `reason`.
+    /// `connection` is the one they were sent on (their sequence numbers belong to it).
+    case undelivered(
+        to: X25519PublicKey, connection: ConnectionID, [UndeliveredMessage], reason: DeliveryFailureReason)
+    /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
+    /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer.
+    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, reason: DeliveryFailureReason)
+}

@@ -1,0 +1,66 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleWire
+
+/// Endpoints wired together by hand, so handshake and session tests can hold, drop, replay and count single datagrams.
+public enum EndpointPair {
+    /// The prologue every endpoint of these tests shares.
+    public static let prologue = Array("huddle/1 endpoint tests".utf8)
+
+    /// A fresh endpoint with its own identity, knowing no peers, its connections configured as `connection` says.
+    public static func endpoint(
+        seed: UInt64, connection: ConnectionConfiguration = ConnectionConfiguration()
+    ) -> Endpoint {
+        var random = ChaChaRandomGenerator(seed: seed)
+        let identity = Identity(using: &random)
+        var configuration = EndpointConfiguration(
+            identity: identity, prologue: prologue,
+            wallClockAtOrigin: TAI64N(seconds: 1_700_000_000 + seed, nanoseconds: 0))
+        configuration.connection = connection
+        return Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: seed &+ 1000))
+    }
+
+    /// 32 bytes derived from `label`.
+    public static func secret(_ label: UInt64) -> SecureBytes {
+        var random = ChaChaRandomGenerator(seed: 0x5EC2E7 &+ label)
+        return SecureBytes(count: 32, using: &random)
+    }
+
+    /// The address of endpoint `index` (10.0.0.`index`:4000).
+    public static func address(_ index: UInt8) -> NetworkAddress { NetworkAddress(ipv4: 10, 0, 0, index, port: 4000) }
+
+    /// Every datagram `endpoint` wants to send now.
+    public static func drain(_ endpoint: inout Endpoint, now: Instant) -> [[UInt8]] {
+        var datagrams: [[UInt8]] = []
+        while let (_, datagram) = endpoint.pollTransmit(now: now) { datagrams.append(datagram) }
+        return datagrams
+    }
+
+    /// Hands `datagrams` to `endpoint` as if they came from address `source`, at `now`.
+    public static func deliver(_ datagrams: [[UInt8]], to endpoint: inout Endpoint, from source: UInt8, now: Instant) {
+        for datagram in datagrams { endpoint.handle(datagram: datagram, from: address(source), now: now) }
+    }
+
+    /// Delivers datagrams back and forth between `a` (at address 1) and `b` (at address 2) until neither has
+    /// anything to send; returns how many datagrams each side sent.
+    @discardableResult
+    public static func exchange(_ a: inout Endpoint, _ b: inout Endpoint, now: Instant) -> (fromA: Int, fromB: Int) {
+        var counts = (fromA: 0, fromB: 0)
+        while true {
+            let fromA = drain(&a, now: now)
+            let fromB = drain(&b, now: now)
+            if fromA.isEmpty && fromB.isEmpty { return counts }
+            counts.fromA += fromA.count
+            counts.fromB += fromB.count
+            for datagram in fromA { b.handle(datagram: datagram, from: address(1), now: now) }
+            for datagram in fromB { a.handle(datagram: datagram, from: address(2), now: now) }
+        }
+    }
+
+    /// Every event `endpoint` has.
+    public static func events(_ endpoint: inout Endpoint) -> [EndpointEvent] {
+        var events: [EndpointEvent] = []
+        while let event = endpoint.pollEvent() { events.append(event) }
+        return events
+    }
+}
