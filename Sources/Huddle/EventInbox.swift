@@ -11,14 +11,14 @@ import NIOConcurrencyHelpers
 final class EventInbox: Sendable {
     /// One pushed output, tagged with the session it belongs to.
     struct Batch: Sendable {
-        /// The ``SessionCores/generation`` that produced it: outputs of an earlier session are not dispatched.
+        /// The ``LoopSession/generation`` that produced it: outputs of an earlier session are not dispatched.
         var generation: Int
-        var output: SessionCores.Output
+        var output: LoopSession.Output
         /// What it counts against the bounds.
         var events: Int
         var bytes: Int
 
-        init(generation: Int, output: SessionCores.Output) {
+        init(generation: Int, output: LoopSession.Output) {
             self.generation = generation
             self.output = output
             events = output.sessionEvents.count + output.journalEvents.count

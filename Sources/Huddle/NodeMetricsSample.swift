@@ -60,14 +60,15 @@ struct NodeMetricsSample: Sendable {
 }
 
 extension NodeMetricsSample.SessionCounters {
-    /// The counters of `cores`.
-    init(_ cores: SessionCores) {
-        let membership = cores.session.membership
-        let journal = cores.journal.state
+    /// The counters of the engine's session `loop` (`nil`: none, as once a session finished).
+    init?(_ loop: LoopSession) {
+        guard let session = loop.machine.session else { return nil }
+        let membership = session.membership
+        let journal = loop.machine.journal.state
         self.init(
-            generation: cores.generation, membershipViolations: cores.session.membershipViolations,
-            journalViolations: cores.journal.violations,
-            nonMemberMessagesDropped: cores.session.nonMemberMessagesDropped,
+            generation: loop.generation, membershipViolations: session.membershipViolations,
+            journalViolations: loop.machine.journal.violations,
+            nonMemberMessagesDropped: session.nonMemberMessagesDropped,
             memberRecordsRefused: membership.membersRefused, invitationsEvicted: membership.invitationsEvicted,
             attachmentAnnouncesRefused: journal.announcesRefused, chunksServed: journal.chunksServed,
             chunksVerified: journal.chunksVerified, badChunksReceived: journal.badChunksReceived,

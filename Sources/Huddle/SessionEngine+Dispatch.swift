@@ -7,7 +7,10 @@ import HuddleSession
 extension SessionEngine {
     /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
     /// its share in one push (one wake-up of its reader per batch, not per message).
-    func dispatch(_ output: SessionCores.Output) async {
+    func dispatch(_ output: LoopSession.Output) async {
+        // Signals of an output produced on the loop already went around the dispatcher (``signals(_:)``); those of
+        // a local operation's output come here, on the actor.
+        receiveSignals(of: output)
         var routed = RoutedMessages()
         for event in output.sessionEvents {
             switch event {
@@ -64,6 +67,9 @@ extension SessionEngine {
         case .activityChanged(let record):
             context.activity.update(record.payload)
         case .ended(let by):
+            // This node ended it (`by` is nil): ``end()`` waits for the announcement to be acknowledged and tears the
+            // session down itself.
+            guard by != nil else { return }
             await reportUnconfirmed()
             failJoin(.invalidated(.ended(by: by.map(Participant.init))))
             context.invalidate(.ended(by: by.map(Participant.init)))
@@ -72,11 +78,17 @@ extension SessionEngine {
             failJoin(.joinFailed(reason))
             context.invalidate(.joinFailed(reason))
             await teardown(closing: true)
+        case .joinTimedOut(let after):
+            guard case .waiting = context.state.value else { return }
+            failJoin(HuddleError.joinTimedOut(after))
+            context.invalidate(.joinFailed("no member answered within \(after)"))
+            await teardown(closing: true)
         case .message, .datagram:
-            // Messenger messages are routed by `dispatch(_: SessionCores.Output)` before they get here; messages on
-            // other channels belong to the cores.
+            // Messenger messages are routed by `dispatch(_: LoopSession.Output)` before they get here; messages on
+            // other channels belong to the machine.
             break
-        case .delivered:
+        case .delivered, .subscriberWaitOver, .departed:
+            // Dropped on the loop, or turned into signals there (``LoopSession/drain()``).
             break
         case .undelivered(let peer, _, let messages, let reason):
             let count = messages.count { $0.channel == Self.messengerChannel }

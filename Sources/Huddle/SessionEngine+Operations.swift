@@ -26,8 +26,8 @@ extension SessionEngine {
         do {
             let manifest = try AttachmentManifest(
                 id: id, size: imported.size, root: imported.root, metadata: metadata, signingKey: identity.signingKey)
-            let refusal = try await performOnCore { cores, endpoint, now in
-                cores.journal.update(&endpoint, now: now) { journal -> JournalError? in
+            let refusal = try await performOnCore { machine, endpoint, now in
+                machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
                     do throws(JournalError) {
                         try journal.add(manifest, leaves: imported.leaves, now: now)
                         return nil
@@ -51,14 +51,14 @@ extension SessionEngine {
     /// The members known to hold every chunk of an attachment.
     func completeHolders(_ id: AttachmentID) async throws -> Int {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        return try await performOnCore { cores, _, _ in cores.journal.state.completeHolders(id) }
+        return try await performOnCore { machine, _, _ in machine.journal.state.completeHolders(id) }
     }
 
     /// Removes an attachment for every member.
     func removeAttachment(_ id: AttachmentID) async throws {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        let refusal = try await performOnCore { cores, endpoint, now in
-            cores.journal.update(&endpoint, now: now) { journal -> JournalError? in
+        let refusal = try await performOnCore { machine, endpoint, now in
+            machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
                 do throws(JournalError) {
                     try journal.remove(id, now: now)
                     return nil
@@ -73,8 +73,8 @@ extension SessionEngine {
     /// Publishes a new activity payload to every member.
     func setActivity(_ payload: [UInt8]) async throws {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        try await performOnCore { cores, endpoint, now in
-            cores.session.update(&endpoint, now: now) { $0.setActivity(payload) }
+        try await performOnCore { machine, endpoint, now in
+            machine.update(&endpoint, now: now) { $0.setActivity(payload) }
         }
     }
 
@@ -85,12 +85,12 @@ extension SessionEngine {
         let secret = SecureBytes(count: 32, using: &random)
         let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
         let grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
-        let (hints, relays) = try await performOnCore { cores, endpoint, now in
-            let hints = cores.session.update(&endpoint, now: now) { membership in
+        let (hints, relays) = try await performOnCore { machine, endpoint, now in
+            let hints = machine.update(&endpoint, now: now) { membership in
                 membership.openInvitation(grant)
                 return membership.ticketHints(limit: Invitation.maxMembers)
             }
-            return (hints, endpoint.relays(now: now).map(\.address))
+            return (hints ?? [], endpoint.relays(now: now).map(\.address))
         }
         let members = hints.compactMap { hint in
             hint.addresses.first.map { Invitation.Member(staticKey: hint.staticKey, address: $0) }
@@ -103,8 +103,8 @@ extension SessionEngine {
     /// Closes `invitation` on this node (other members close it when it expires).
     func closeInvitation(_ invitation: Invitation) async {
         guard let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret) else { return }
-        _ = try? await performOnCore { cores, endpoint, now in
-            cores.session.update(&endpoint, now: now) { $0.closeInvitation(id) }
+        _ = try? await performOnCore { machine, endpoint, now in
+            machine.update(&endpoint, now: now) { $0.closeInvitation(id) }
         }
     }
 
@@ -198,26 +198,25 @@ extension SessionEngine {
     /// The node's counters and levels now, and the current session's participant count, for ``NodeMetrics``.
     func metricsSample() async throws -> (sample: NodeMetricsSample, participants: Int) {
         let transport = try await driver.statistics()
-        let core = self.core
+        let loop = self.loop
         let sample = try await driver.perform { endpoint, _ in
             NodeMetricsSample(
                 endpoint: endpoint, transport: transport,
-                session: core.withLockedValue { $0.map(NodeMetricsSample.SessionCounters.init) })
+                session: loop.value.flatMap(NodeMetricsSample.SessionCounters.init))
         }
         let participants = context.map { $0.isInvalidated ? 0 : $0.participants.value.count } ?? 0
         return (sample, participants)
     }
 
+    /// Runs `body` on the event loop with the session's machine and the endpoint, then dispatches what it produced.
     func performOnCore<Result: Sendable>(
-        _ body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) throws -> Result
+        _ body: @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) throws -> Result
     ) async throws -> Result {
-        let core = self.core
-        let (result, output) = try await driver.perform { endpoint, now in
-            try core.withLockedValue { box -> (Result, SessionCores.Output) in
-                guard box != nil else { throw HuddleError.notJoined }
-                let result = try body(&box!, &endpoint, now)
-                return (result, box!.drain(endpoint: &endpoint, now: now))
-            }
+        let loop = self.loop
+        let (result, output) = try await driver.perform { endpoint, now -> (Result, LoopSession.Output) in
+            guard loop.value != nil else { throw HuddleError.notJoined }
+            let result = try body(&loop.value!.machine, &endpoint, now)
+            return (result, loop.value!.drain())
         }
         await dispatch(output)
         return result

@@ -33,6 +33,8 @@ extension SessionEngine {
         unclaimed = kept
         unclaimedGraceSpent = false
         releaseUnclaimedWaiters()
+        let loop = self.loop
+        driver.execute { _, _ in loop.value?.machine.subscriberArrived() }
         return (id, queue)
     }
 
@@ -85,12 +87,11 @@ extension SessionEngine {
         logger.notice(
             "messages arrive faster than the app subscribes to them; holding the session back",
             metadata: ["unclaimed": "\(unclaimed.count)"])
-        let grace = Task { [weak self] in
-            try? await Task.sleep(for: Self.unclaimedGracePeriod)
-            await self?.unclaimedGraceEnded()
-        }
+        // The grace period is a deadline of the machine (``SessionMachine/waitForSubscriber(now:)``), run by the
+        // driver's timer like every other: its end comes back through ``unclaimedGraceEnded()``.
+        let loop = self.loop
+        _ = try? await driver.perform { _, now in loop.value?.machine.waitForSubscriber(now: now) }
         await withCheckedContinuation { unclaimedWaiters.append($0) }
-        grace.cancel()
     }
 
     func unclaimedGraceEnded() {

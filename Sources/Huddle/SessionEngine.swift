@@ -7,20 +7,23 @@ import HuddleTransport
 import HuddleWire
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// Runs a node's session: drives the ``SessionCores`` (membership and journal) on the transport's event loop, turns
-/// their events into the public API's state (``SessionContext``), and routes members' messages to ``Messenger``
-/// subscriptions.
+/// Runs a node's session: drives its ``SessionMachine`` (membership and journal, the same type every simulator node
+/// drives) on the transport's event loop, turns its events into the public API's state (``SessionContext``), and
+/// routes members' messages to ``Messenger`` subscriptions.
 ///
-/// The cores live in a lock-protected box that is only touched on the event loop, together with the endpoint they
-/// drive: inside ``UDPEndpointDriver/perform(_:)`` for local operations, and in the event handler the engine installs
-/// with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through
-/// them where they arrive and passes the output to the actor through an ``EventInbox``. No file I/O runs on the loop:
+/// The machine lives in a loop-bound box (``LoopSession``), together with the endpoint it drives: inside
+/// ``UDPEndpointDriver/perform(_:)`` for local operations, in the event handler the engine installs with
+/// ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, which runs every batch of endpoint events through it
+/// where they arrive and passes the output to the actor through an ``EventInbox``, and on the driver's one timer,
+/// which runs every deadline the machine has (the join timeout, the departure wait and the wait for a subscriber
+/// included: the engine keeps no clock of its own). No file I/O runs on the loop:
 /// the journal's chunk writes, reads and resume scans go to a ``ChunkStoreWorker`` on NIO's blocking-I/O thread
 /// pool, whose results come back through the cores like endpoint events; adding, loading and saving a whole
 /// attachment run on that pool too.
 ///
-/// The actor is the shell around the sans-IO ``SessionCores`` (the SWIM "instance/shell" split): this file holds its
+/// The actor is the shell around the sans-IO ``SessionMachine`` (the SWIM "instance/shell" split): this file holds its
 /// state and the session's life (begin, join, leave, end, teardown, timers); ``SessionEngine+Operations.swift`` the
 /// application's requests, ``SessionEngine+Dispatch.swift`` the cores' output turned into API state, and
 /// ``SessionEngine+Subscriptions.swift`` the routing of messages to ``Messenger`` subscriptions.
@@ -33,10 +36,8 @@ actor SessionEngine {
         driver.eventLoop.executor.asUnownedSerialExecutor()
     }
 
-    /// How long joining waits for a WELCOME.
-    static let joinTimeout: Duration = .seconds(30)
-    /// How long leaving waits for the departure announcement to be acknowledged before closing connections.
-    static let leaveFlushTimeout: Duration = .seconds(2)
+    /// The session machine's waits (join timeout, departure wait, wait for a subscriber).
+    static let timing = SessionTiming()
     /// Messages a subscription buffers before the engine stops reading (and the transport stops acknowledging).
     static let subscriptionCapacity = 1024
     /// Messages kept for subscriptions that do not exist yet (a late joiner's catch-up, or a flood sent right after
@@ -44,10 +45,10 @@ actor SessionEngine {
     /// control holds the senders back) for up to ``unclaimedGracePeriod`` for a subscription to take them; after
     /// that, what nobody subscribed to is dropped, counted and logged.
     static let maxUnclaimedMessages = 1024
-    /// How long a full unclaimed buffer holds the session back before messages nobody subscribed to are dropped: long
-    /// enough for an app that starts reading right after joining, even on a loaded machine; it is spent once until
-    /// the next subscription, so a type nobody ever reads costs one pause, not one per message.
-    static let unclaimedGracePeriod: Duration = .seconds(3)
+    /// How long a full unclaimed buffer holds the session back before messages nobody subscribed to are dropped
+    /// (``SessionTiming/subscriberWait``, a deadline of the machine): it is spent once until the next subscription,
+    /// so a type nobody ever reads costs one pause, not one per message.
+    static let unclaimedGracePeriod = timing.subscriberWait
     /// The channel messengers' reliable messages and unreliable datagrams travel on.
     static let messengerChannel = ChannelID(16)
     /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
@@ -79,7 +80,8 @@ actor SessionEngine {
     nonisolated let metrics: NodeMetrics?
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
-    let core = NIOLockedValueBox<SessionCores?>(nil)
+    /// The current session's machine; touched only on the event loop.
+    let loop: NIOLoopBoundBox<LoopSession?>
     /// The cores' output for endpoint events, from the event loop to ``runEvents()``.
     let inbox = EventInbox(maxEvents: SessionEngine.maxPendingEvents, maxBytes: SessionEngine.maxPendingBytes)
     /// Counts installed sessions; outputs tagged with an earlier one are not dispatched.
@@ -90,6 +92,10 @@ actor SessionEngine {
     /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
     let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
     var joinWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Set by a `.departed` event; ``waitForDeparture()`` returns at once after it.
+    var departed = false
+    /// Those waiting for the current departure to settle.
+    var departureWaiters: [CheckedContinuation<Void, Never>] = []
     /// Set by a `.joined` event; the waiters are resumed at the end of the output that carried it.
     var joinCompleted = false
     var subscriptions: [Int: Subscription] = [:]
@@ -123,6 +129,7 @@ actor SessionEngine {
         self.advertisedAddresses = advertisedAddresses
         self.dataRoot = dataRoot
         self.logger = logger
+        loop = .makeEmptyBox(valueType: LoopSession.self, eventLoop: driver.eventLoop)
     }
 
     /// Starts handling the transport's events: on the event loop, each batch of endpoint events runs through the
@@ -130,20 +137,20 @@ actor SessionEngine {
     /// it on the actor.
     func start() async {
         guard eventTask == nil else { return }
-        let core = self.core
+        let loop = self.loop
         let inbox = self.inbox
         let limit = Self.eventBatchLimit
-        try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) { events, endpoint, now in
-            let (batch, storeAdmits) = core.withLockedValue { box -> (EventInbox.Batch?, Bool) in
-                // No session: events are dropped, as nothing could use them.
-                guard box != nil else { return (nil, true) }
-                for event in events { box!.handle(event, endpoint: &endpoint, now: now) }
-                let output = box!.drain(endpoint: &endpoint, now: now)
-                return (EventInbox.Batch(generation: box!.generation, output: output), box!.storeWorker.admitsInput())
-            }
+        try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) {
+            [weak self] events, endpoint, now in
+            // No session: events are dropped, as nothing could use them.
+            guard loop.value != nil else { return true }
+            for event in events { loop.value!.machine.handle(event, endpoint: &endpoint, now: now) }
+            var output = loop.value!.drain()
+            self?.signals(&output)
+            let storeAdmits = loop.value!.storeWorker.admitsInput()
             // Both a slow app (the inbox) and a slow disk (the store worker's backlog) stop the input.
-            guard let batch, !batch.output.isEmpty else { return storeAdmits }
-            return inbox.push(batch) && storeAdmits
+            guard !output.isEmpty else { return storeAdmits }
+            return inbox.push(EventInbox.Batch(generation: loop.value!.generation, output: output)) && storeAdmits
         }
         // The preference matters where the task waits: a continuation resumed by the event loop (the inbox's) resumes
         // its task on the generic executor before the task hops back to the actor, and with the preference that is
@@ -174,12 +181,13 @@ actor SessionEngine {
         if let current = self.context, !current.isInvalidated { throw HuddleError.alreadyInSession }
         self.context = context
         unclaimed.removeAll()
+        departed = false
         context.journal.saw(context.local)
         switch context.plan {
         case .start(let membership):
             let activity = context.activity.value
-            try await install(membership) { cores, endpoint, now in
-                cores.session.update(&endpoint, now: now) { $0.setActivity(activity) }
+            try await install(membership) { machine, endpoint, now in
+                machine.update(&endpoint, now: now) { $0.setActivity(activity) }
             }
             context.state.update(.joined)
         case .join(let invitation):
@@ -193,7 +201,8 @@ actor SessionEngine {
             try await install(membership) { _, endpoint, now in
                 for relay in relays { endpoint.addRelay(relay, now: now) }
             }
-            // The session core's timers (on the driver's timer) also ask again for a WELCOME that does not come.
+            // The machine's timers (on the driver's timer) ask again for a WELCOME that does not come, and give up
+            // after the join timeout (a `.joinTimedOut` event).
             try await waitForJoin(context)
             metrics?.joined(after: ContinuousClock.now - started)
         }
@@ -201,7 +210,7 @@ actor SessionEngine {
 
     func install(
         _ membership: SessionMembership,
-        then body: @escaping @Sendable (inout SessionCores, inout Endpoint, Instant) -> Void
+        then body: @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) -> Void
     ) async throws {
         let directory = dataRoot.appending(path: membership.session.description)
         // Creating the directory is file I/O too: off the loop (a store error becomes a HuddleError there).
@@ -209,19 +218,22 @@ actor SessionEngine {
         context?.journal.store = store
         generation += 1
         let generation = self.generation
-        let core = self.core
+        let loop = self.loop
         let storeWorker = makeStoreWorker(store: store, generation: generation)
         let output = try await driver.perform { endpoint, now in
-            core.withLockedValue { box -> SessionCores.Output in
-                var cores = SessionCores(
-                    membership: membership, local: endpoint.staticKey, store: store, storeWorker: storeWorker,
-                    generation: generation)
-                cores.session.flush(&endpoint, now: now)
-                body(&cores, &endpoint, now)
-                let output = cores.drain(endpoint: &endpoint, now: now)
-                box = cores
-                return output
-            }
+            // Invitations expire at wall-clock times; the machine reads no clock, so it is told where the driver's
+            // clock stands against the wall clock.
+            let wallClockAtZero = Date().timeIntervalSince1970 - Double(now.nanoseconds) / 1e9
+            var session = LoopSession(
+                machine: SessionMachine(
+                    local: endpoint.staticKey, store: store, defersStoreActions: true, timing: Self.timing,
+                    wallClockAtZero: wallClockAtZero),
+                storeWorker: storeWorker, generation: generation)
+            session.machine.start(membership, endpoint: &endpoint, now: now)
+            body(&session.machine, &endpoint, now)
+            let output = session.drain()
+            loop.value = session
+            return output
         }
         await dispatch(output)
     }
@@ -229,42 +241,32 @@ actor SessionEngine {
     /// The worker that applies session `generation`'s store actions off the event loop; its results go through the
     /// cores on the loop, and their output to ``inbox`` like that of endpoint events.
     func makeStoreWorker(store: FileChunkStore, generation: Int) -> ChunkStoreWorker {
-        let core = self.core
+        let loop = self.loop
         let inbox = self.inbox
         let driver = self.driver
         return ChunkStoreWorker(
             store: store,
-            handBack: { completions in
-                driver.execute { endpoint, now in
-                    let batch = core.withLockedValue { box -> EventInbox.Batch? in
-                        guard box != nil, box!.generation == generation else { return nil }
-                        box!.completeStoreActions(completions, endpoint: &endpoint, now: now)
-                        return EventInbox.Batch(
-                            generation: generation, output: box!.drain(endpoint: &endpoint, now: now))
+            handBack: { [weak self] completions in
+                driver.execute { [weak self] endpoint, now in
+                    guard loop.value?.generation == generation else { return }
+                    for completion in completions {
+                        loop.value!.machine.complete(completion, endpoint: &endpoint, now: now)
                     }
-                    if let batch, !batch.output.isEmpty { _ = inbox.push(batch) }
+                    var output = loop.value!.drain()
+                    self?.signals(&output)
+                    if !output.isEmpty { _ = inbox.push(EventInbox.Batch(generation: generation, output: output)) }
                 }
             },
             resumeInput: { driver.resumeEvents() })
     }
 
+    /// Returns once the machine reports `.joined`; throws when joining fails (the machine's `.joinTimedOut` after
+    /// ``SessionTiming/joinTimeout`` among the reasons).
     func waitForJoin(_ context: SessionContext) async throws {
         if case .joined = context.state.value { return }
-        let timeout = Task { [weak self] in
-            try? await Task.sleep(for: Self.joinTimeout)
-            await self?.joinTimedOut(context)
-        }
-        defer { timeout.cancel() }
         try await withCheckedThrowingContinuation { continuation in
             joinWaiters.append(continuation)
         }
-    }
-
-    func joinTimedOut(_ context: SessionContext) async {
-        guard self.context === context, case .waiting = context.state.value else { return }
-        failJoin(HuddleError.joinTimedOut(Self.joinTimeout))
-        context.invalidate(.joinFailed("no member answered within \(Self.joinTimeout)"))
-        await teardown(closing: true)
     }
 
     func failJoin(_ error: HuddleError) {
@@ -273,13 +275,11 @@ actor SessionEngine {
         for waiter in waiters { waiter.resume(throwing: error) }
     }
 
-    /// Announces departure, waits (briefly) for it to be acknowledged, then closes every connection.
+    /// Announces departure, waits (briefly: ``SessionTiming/departureTimeout``) for it to be acknowledged, then closes
+    /// every connection.
     func leave() async {
         guard let context, !context.isInvalidated else { return }
-        _ = try? await performOnCore { cores, endpoint, now in
-            cores.session.update(&endpoint, now: now) { $0.leave() }
-        }
-        await waitForAcknowledgements()
+        await depart(endingSession: false)
         await reportUnconfirmed()
         failJoin(.invalidated(.left))
         context.invalidate(.left)
@@ -289,8 +289,7 @@ actor SessionEngine {
     /// Ends the session for everyone.
     func end() async throws {
         guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
-        _ = try? await performOnCore { cores, endpoint, now in cores.session.update(&endpoint, now: now) { $0.end() } }
-        await waitForAcknowledgements()
+        await depart(endingSession: true)
         await reportUnconfirmed()
         context.invalidate(.ended(by: nil))
         await teardown(closing: true)
@@ -325,21 +324,44 @@ actor SessionEngine {
         for (peer, count) in pending { reportFailure(count: count, to: peer, reason: .sessionEnded) }
     }
 
-    func waitForAcknowledgements() async {
-        let clock = ContinuousClock()
-        let deadline = clock.now + Self.leaveFlushTimeout
-        while clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-            let settled =
-                (try? await driver.perform { endpoint, _ in
-                    endpoint.connectionIDs.allSatisfy { id in
-                        // A peer that already closed (it received our announcement and left) owes no ACK.
-                        guard let connection = endpoint.connection(id), connection.isOpen else { return true }
-                        return connection.bytesInFlight == 0
-                    }
-                }) ?? true
-            if settled { return }
-        }
+    /// Announces the departure through the machine and waits until it reports the departure settled (its
+    /// ``SessionEvent/departed(acknowledged:)``, dispatched like every event).
+    func depart(endingSession: Bool) async {
+        // What waits for a subscriber is of no use now: the dispatcher drops it instead of holding the session back,
+        // so the departure event is not queued behind that wait.
+        unclaimedGraceSpent = true
+        releaseUnclaimedWaiters()
+        let departing =
+            (try? await performOnCore { machine, endpoint, now in
+                machine.depart(endingSession: endingSession, endpoint: &endpoint, now: now)
+                return true
+            }) ?? false
+        guard departing, !departed else { return }
+        await withCheckedContinuation { departureWaiters.append($0) }
+    }
+
+    /// Takes the signals out of an output produced on the event loop (``LoopSession/Output/hasSignals``) and hands
+    /// them to the actor, around the dispatcher; the rest goes through the inbox.
+    nonisolated func signals(_ output: inout LoopSession.Output) {
+        guard output.hasSignals else { return }
+        var signals = LoopSession.Output()
+        (signals.subscriberWaitOver, signals.departed) = (output.subscriberWaitOver, output.departed)
+        (output.subscriberWaitOver, output.departed) = (false, false)
+        Task { await self.receiveSignals(of: signals) }
+    }
+
+    /// Acts on an output's signals: the wait for a subscriber is over, the departure settled.
+    func receiveSignals(of output: LoopSession.Output) {
+        if output.subscriberWaitOver { unclaimedGraceEnded() }
+        if output.departed { departureSettled() }
+    }
+
+    /// The machine reported the departure settled: resumes those waiting in ``depart(endingSession:)``.
+    func departureSettled() {
+        departed = true
+        let waiters = departureWaiters
+        departureWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Forgets the session: closes its connections (when asked), removes its peers and admissions, ends its
@@ -351,6 +373,8 @@ actor SessionEngine {
     func teardown(closing: Bool) async {
         let context = self.context
         let store = context?.journal.store
+        // The machine goes away with the session: nobody may wait for a departure it would have reported.
+        departureSettled()
         let ended = subscriptions
         subscriptions.removeAll()
         unclaimed.removeAll()
@@ -361,24 +385,12 @@ actor SessionEngine {
             context.journal.finish()
             context.journal.store = nil
         }
-        let core = self.core
-        let storeWorker = try? await driver.perform { endpoint, now in
-            core.withLockedValue { box -> ChunkStoreWorker? in
-                guard let session = box?.session else { return nil }
-                defer { box = nil }
-                // Close first: removing a peer closes its connection too, with a reason that says less.
-                if closing {
-                    for id in endpoint.connectionIDs {
-                        endpoint.close(id, code: .noError, reason: "left the session", now: now)
-                    }
-                }
-                for member in session.membership.roster where member.staticKey != endpoint.staticKey {
-                    endpoint.removePeer(member.staticKey, now: now)
-                }
-                for grant in session.membership.openInvitations { endpoint.removeAdmission(grant.id) }
-                if let id = session.membership.sessionAdmission { endpoint.removeAdmission(id) }
-                return box?.storeWorker
-            }
+        let loop = self.loop
+        let storeWorker = try? await driver.perform { endpoint, now -> ChunkStoreWorker? in
+            guard loop.value != nil else { return nil }
+            defer { loop.value = nil }
+            loop.value!.machine.finish(closingConnections: closing, endpoint: &endpoint, now: now)
+            return loop.value!.storeWorker
         }
         // No write may land after the directory is removed below. Leaving a session deletes its attachments from
         // this node (the others keep theirs).
@@ -386,24 +398,22 @@ actor SessionEngine {
         if let store { _ = try? await Attachment.runBlocking { store.removeDirectory() } }
     }
 
-    /// Runs the cores' timers (journal requests and HAVE batches, redials, join retries, invitation expiry) on the
-    /// driver's one event-loop timer: an idle node wakes only when one of them is due, and their outputs go to
-    /// ``inbox`` like those of endpoint events.
+    /// Runs the machine's timers (journal requests and HAVE batches, redials, join retries, invitation expiry, the
+    /// join timeout, the departure wait and the wait for a subscriber) on the driver's one event-loop timer: an idle
+    /// node wakes only when one of them is due, and their outputs go to ``inbox`` like those of endpoint events.
     func installTimers() async {
-        let core = self.core
+        let loop = self.loop
         let inbox = self.inbox
         let client = TimerClient(
-            deadline: { now in
-                core.withLockedValue { box in box?.nextDeadline(now: now, unixNow: Date().timeIntervalSince1970) }
-            },
-            fire: { endpoint, now in
-                let batch = core.withLockedValue { box -> EventInbox.Batch? in
-                    guard box != nil else { return nil }
-                    box!.runTimers(endpoint: &endpoint, now: now, unixNow: Date().timeIntervalSince1970)
-                    return EventInbox.Batch(
-                        generation: box!.generation, output: box!.drain(endpoint: &endpoint, now: now))
+            deadline: { _ in loop.value?.nextDeadline() },
+            fire: { [weak self] endpoint, now in
+                guard loop.value != nil else { return }
+                loop.value!.machine.handleTimeout(endpoint: &endpoint, now: now)
+                var output = loop.value!.drain()
+                self?.signals(&output)
+                if !output.isEmpty {
+                    _ = inbox.push(EventInbox.Batch(generation: loop.value!.generation, output: output))
                 }
-                if let batch, !batch.output.isEmpty { _ = inbox.push(batch) }
             })
         try? await driver.setTimerClient(client)
     }

@@ -29,8 +29,26 @@ public struct ChurnLedger {
         /// The recipient's incarnation when the message was sent, or `nil` when the recipient was down then (the
         /// sender's roster still named it): the message may reach whichever incarnation connects next, once.
         var recipientIncarnation: Int?
-        var delivered = false
+        /// When the sender accepted it.
+        var sentAt: Instant
+        /// When it was delivered, if it was.
+        var deliveredAt: Instant?
         var reported: DeliveryFailureReason?
+        /// When it was reported undelivered, if it was.
+        var reportedAt: Instant?
+
+        var delivered: Bool { deliveredAt != nil }
+    }
+
+    /// Why a message was both delivered and reported: the report says the sender could not confirm delivery, which
+    /// is true only if the acknowledgement could not reach it.
+    public enum ConfirmationLoss: String, Sendable, CaseIterable {
+        /// The recipient stopped (crashed or left) after delivering it, perhaps before acknowledging.
+        case recipientStopped = "recipient stopped"
+        /// The sender's connection ended while the acknowledgement could still be on its way.
+        case acknowledgementInFlight = "acknowledgement in flight"
+        /// A datagram from the recipient to the sender was lost or dropped after the message was sent.
+        case acknowledgementLost = "acknowledgement lost"
     }
 
     /// A (connection, sequence) on a sender's endpoint, to resolve failure reports.
@@ -53,10 +71,17 @@ public struct ChurnLedger {
     public private(set) var delivered = 0
     /// Messages reported undelivered, by reason.
     public private(set) var reported: [DeliveryFailureReason: Int] = [:]
-    /// Messages both delivered and reported: the acknowledgement was lost on its way back, or the connection ended
-    /// (the recipient went away, or a new connection superseded it while this node was leaving) before it came. A
-    /// report says the sender cannot confirm delivery (``DeliveryFailureReason``), so this is allowed, and counted.
-    public private(set) var deliveredAndReported = 0
+    /// Messages both delivered and reported, by why the sender could not confirm the delivery
+    /// (``classifyDeliveredAndReported(now:lastDrop:)``). Any other such message is a violation: a report that
+    /// says "not confirmed" about a delivery whose acknowledgement had every chance to arrive.
+    public private(set) var deliveredAndReported: [ConfirmationLoss: Int] = [:]
+    /// Messages that became both delivered and reported and are not classified yet.
+    var unclassified: [Key] = []
+    /// When each (node, incarnation) stopped (crashed, or closed its connections after leaving).
+    var stoppedAt: [[Int]: Instant] = [:]
+    /// How long after a delivery the acknowledgement may still be on its way: the path's one-way latency (and
+    /// jitter) plus the receiver's maximum acknowledgement delay, with room for a batch. Set by the scenario.
+    public var acknowledgementWindow: Duration = .milliseconds(100)
 
     /// Datagrams sent, per (sender, sender incarnation, counter, recipient node).
     var datagramsSent: Set<Key> = []
@@ -142,13 +167,14 @@ public struct ChurnLedger {
     }
 
     /// Records that incarnation `senderIncarnation` of `sender` accepted message `counter` for incarnation
-    /// `recipientIncarnation` of `recipient` (`nil`: the recipient was down), on `connection` with `sequence`.
+    /// `recipientIncarnation` of `recipient` (`nil`: the recipient was down), on `connection` with `sequence`, at
+    /// `time`.
     public mutating func sent(
         sender: Int, senderIncarnation: Int, counter: UInt32, recipient: Int, recipientIncarnation: Int?,
-        connection: ConnectionID, sequence: MessageSequence
+        connection: ConnectionID, sequence: MessageSequence, time: Instant
     ) {
         let key = Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient)
-        entries[key] = Entry(recipientIncarnation: recipientIncarnation)
+        entries[key] = Entry(recipientIncarnation: recipientIncarnation, sentAt: time)
         bySequence[
             SequenceKey(
                 sender: sender, senderIncarnation: senderIncarnation, connection: connection, sequence: sequence)] = key
@@ -189,9 +215,9 @@ public struct ChurnLedger {
             violations.append("\(time): \(name) delivered after message \(last) (out of order)")
         }
         lastDelivered[pair] = counter
-        entry.delivered = true
+        entry.deliveredAt = time
         delivered += 1
-        if entry.reported != nil { deliveredAndReported += 1 }
+        if entry.reported != nil { unclassified.append(key) }
         entries[key] = entry
     }
 
@@ -210,10 +236,45 @@ public struct ChurnLedger {
                 continue
             }
             entry.reported = reason
+            entry.reportedAt = time
             reported[reason, default: 0] += 1
-            if entry.delivered { deliveredAndReported += 1 }
+            if entry.delivered { unclassified.append(key) }
             entries[key] = entry
         }
+    }
+
+    /// Records that incarnation `incarnation` of `node` stopped at `time` (crashed, or closed its connections after
+    /// leaving): what it delivered but had not acknowledged yet never will be.
+    public mutating func stopped(node: Int, incarnation: Int, time: Instant) {
+        if stoppedAt[[node, incarnation]] == nil { stoppedAt[[node, incarnation]] = time }
+    }
+
+    /// Classifies the messages that became both delivered and reported since the last call, at `now`: each must
+    /// have lost its confirmation for a reason (``ConfirmationLoss``); one that did not is a violation.
+    /// `lastDrop(from, to)` is when the network last lost a datagram from node `from` to node `to`.
+    public mutating func classifyDeliveredAndReported(now: Instant, lastDrop: (Int, Int) -> Instant?) {
+        for key in unclassified {
+            guard let entry = entries[key], let deliveredAt = entry.deliveredAt, let reportedAt = entry.reportedAt,
+                let incarnation = entry.recipientIncarnation
+            else { continue }
+            let cause: ConfirmationLoss
+            if let stopped = stoppedAt[[key.recipient, incarnation]], stopped <= reportedAt {
+                cause = .recipientStopped
+            } else if reportedAt <= deliveredAt + acknowledgementWindow {
+                cause = .acknowledgementInFlight
+            } else if let drop = lastDrop(key.recipient, key.sender), drop >= entry.sentAt {
+                cause = .acknowledgementLost
+            } else {
+                violations.append(
+                    "\(now): message \(key.counter) of node \(key.sender)#\(key.senderIncarnation) was delivered to "
+                        + "node "
+                        + "\(key.recipient)#\(incarnation) at \(deliveredAt) and reported \(entry.reported!) at "
+                        + "\(reportedAt), though the recipient stayed up and nothing it sent to the sender was lost")
+                continue
+            }
+            deliveredAndReported[cause, default: 0] += 1
+        }
+        unclassified.removeAll(keepingCapacity: true)
     }
 
     /// Accepted messages between incarnations that are both still running at the end (`alive`: node index ->

@@ -20,6 +20,9 @@ public struct ChurnScenario {
     /// How long the healed network runs before the final checks: longer than the 90 s handshake timeout, so a
     /// member that was never reached is declared unreachable by then.
     public var livenessPhase: Duration = .seconds(100)
+    /// Whether each seed also bends the schedule (``SchedulePerturbation/explored(seed:)``): late and ticked timers,
+    /// reads delayed and batched, the session's schedules set up at once. The `churn-schedule` variant.
+    public var exploresSchedules = false
 
     public init() {}
 
@@ -44,9 +47,13 @@ public struct ChurnScenario {
         let latency = Duration.milliseconds(Int64(random.integer(in: 1...20)))
         let lossRate = random.chance(0.5) ? Double(random.integer(in: 1...20)) / 1000 : 0
         var session = TestSession(count: count, seed: seed)
+        let schedule = exploresSchedules ? SchedulePerturbation.explored(seed: seed) : .none
+        var timing = SessionTiming()
+        if schedule.schedulesAtOnce { timing.schedulingDelay = .zero }
         var net = SimulatedNetwork(
-            seed: seed, nodes: session.journalNodes(),
+            seed: seed, nodes: session.nodes(timing: timing),
             conditions: LinkConditions(latency: latency, lossRate: lossRate))
+        if exploresSchedules { net.explore(schedule) }
         // Crashes, restarts and rekeys under churn must never send two packets under one (key, nonce) pair.
         Invariants.installNonceLedger(on: &net)
         var contentRandom = ChaChaRandomGenerator(seed: seed)
@@ -58,6 +65,9 @@ public struct ChurnScenario {
         let grant = session.invitation()
         var members = [Member](repeating: Member(), count: count)
         var ledger = ChurnLedger()
+        // An acknowledgement leaves at most the maximum ACK delay after its message arrived and takes the link's
+        // latency (links here have no jitter); a collect step (50 ms) may pass before a report is seen.
+        ledger.acknowledgementWindow = latency + ProtocolLimits.maxAckDelay + .milliseconds(50)
 
         // The founder, then everyone joins through whoever is a member, 150 ms apart.
         let founding = session.founding(0, address: net.address(of: 0))
@@ -79,15 +89,14 @@ public struct ChurnScenario {
         var stopped: [Int] = []
         var sends = 0
 
-        func hints(_ net: SimulatedNetwork<JournalNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])]
-        {
+        func hints(_ net: SimulatedNetwork<MemberNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] {
             for index in 0..<count where members[index].alive && members[index].joined {
                 if let hints = net.node(index)?.core?.membership.ticketHints(limit: 8), !hints.isEmpty { return hints }
             }
             return []
         }
 
-        func join(_ index: Int, _ net: inout SimulatedNetwork<JournalNode>) throws {
+        func join(_ index: Int, _ net: inout SimulatedNetwork<MemberNode>) throws {
             let known = hints(net)
             guard !known.isEmpty else { return }
             members[index].incarnation += 1
@@ -95,14 +104,26 @@ public struct ChurnScenario {
             members[index].joined = false
             members[index].counter = 0
             let endpoint = session.endpoint(index, incarnation: UInt64(members[index].incarnation))
-            try net.restart(index, with: JournalNode(endpoint: endpoint))
+            try net.restart(index, with: MemberNode(endpoint: endpoint, timing: timing))
             let membership = session.joining(index, address: net.address(of: index), grant: grant, hints: known)
             let now = net.now
             try net.withNode(index) { $0.start(membership, now: now) }
         }
 
+        /// Members that announced their departure and stop at the given time (after their events are collected): when
+        /// their machine reports the departure settled, as the engine does, or at the latest a little after its wait.
+        var leaving: [(index: Int, incarnation: Int, at: Instant)] = []
+
+        /// Stops node `index` (a crash: its memory is gone) and tells the ledger.
+        func stop(_ index: Int, _ net: inout SimulatedNetwork<MemberNode>) {
+            ledger.stopped(node: index, incarnation: members[index].incarnation, time: net.now)
+            net.crash(index)
+            members[index].alive = false
+            stopped.append(index)
+        }
+
         /// Takes every node's new events into the ledger.
-        func collect(_ net: inout SimulatedNetwork<JournalNode>) throws {
+        func collect(_ net: inout SimulatedNetwork<MemberNode>) throws {
             for index in 0..<count where members[index].alive {
                 let incarnation = members[index].incarnation
                 let events = try net.withNode(index) { $0.takeEvents() }
@@ -119,21 +140,28 @@ public struct ChurnScenario {
                             sender: index, senderIncarnation: incarnation, connection: connection,
                             sequences: messages.filter { $0.channel == Self.channel }.map(\.sequence), reason: reason,
                             time: time)
-                    case .joinFailed(let reason):
+                    case .joinFailed, .joinTimedOut:
                         // Not a violation by itself (every member named in its ticket may be gone); it tries again.
-                        members[index].alive = false
-                        net.crash(index)
-                        stopped.append(index)
-                        _ = reason
+                        stop(index, &net)
+                    case .departed:
+                        // The engine's teardown: close every connection (the peers learn at once), then stop.
+                        let now = net.now
+                        try net.withNode(index) { $0.finish(now: now) }
+                        ledger.stopped(node: index, incarnation: incarnation, time: now)
+                        if let entry = leaving.firstIndex(where: { $0.index == index && $0.incarnation == incarnation })
+                        {
+                            leaving[entry].at = now
+                        }
                     default:
                         break
                     }
                 }
             }
+            ledger.classifyDeliveredAndReported(now: net.now) { net.lastDrop(from: $0, to: $1) }
         }
 
         /// One round of sends: every joined member sends one message to every active member (or a random subset).
-        func sendRound(_ net: inout SimulatedNetwork<JournalNode>, random: inout SimulationRandom) throws {
+        func sendRound(_ net: inout SimulatedNetwork<MemberNode>, random: inout SimulationRandom) throws {
             for index in 0..<count where members[index].alive && members[index].joined {
                 guard let node = net.node(index), let core = node.core, core.membership.phase == .member else {
                     continue
@@ -158,7 +186,7 @@ public struct ChurnScenario {
                     ledger.sent(
                         sender: index, senderIncarnation: members[index].incarnation, counter: counter,
                         recipient: recipient, recipientIncarnation: recipientIncarnation, connection: connection,
-                        sequence: sequence)
+                        sequence: sequence, time: net.now)
                     sends += 1
                 }
                 // Unreliable: at most once, never altered, never from anyone who did not send it.
@@ -180,16 +208,12 @@ public struct ChurnScenario {
 
         // The churn phase, in 50 ms steps: sends every step, a fault or membership change every 0.3-2 s.
         var partitioned = false
-        /// Members that announced their departure and stop at the given time (after their events are collected).
-        var leaving: [(index: Int, incarnation: Int, at: Instant)] = []
         while net.now < end {
             try net.run(for: .milliseconds(50))
             try collect(&net)
             for (index, incarnation, at) in leaving where at <= net.now {
                 guard members[index].alive, members[index].incarnation == incarnation else { continue }
-                net.crash(index)
-                members[index].alive = false
-                stopped.append(index)
+                stop(index, &net)
             }
             leaving.removeAll { $0.at <= net.now }
             try sendRound(&net, random: &random)
@@ -208,15 +232,14 @@ public struct ChurnScenario {
             case 0...1 where live.count > 2 && staying.count > 2:
                 // Crash a member (memory lost); it restarts and rejoins a little later.
                 let victim = live[random.integer(in: 0...(live.count - 1))]
-                net.crash(victim)
-                members[victim].alive = false
-                stopped.append(victim)
+                stop(victim, &net)
             case 2 where staying.count > 2:
-                // A member leaves: announces it, then stops 2 s later.
+                // A member leaves as the engine does: announces it, waits for the acknowledgements (at most the
+                // machine's departure wait), closes its connections and stops.
                 let leaver = staying[random.integer(in: 0...(staying.count - 1))]
                 let now = net.now
-                try net.withNode(leaver) { $0.update(now: now) { $0.leave() } }
-                leaving.append((leaver, members[leaver].incarnation, now + .seconds(2)))
+                try net.withNode(leaver) { $0.depart(now: now) }
+                leaving.append((leaver, members[leaver].incarnation, now + .seconds(3)))
             case 3...4:
                 if let index = stopped.first {
                     stopped.removeFirst()
@@ -268,9 +291,7 @@ public struct ChurnScenario {
         // only run.
         net.heal()
         for (index, incarnation, _) in leaving where members[index].alive && members[index].incarnation == incarnation {
-            net.crash(index)
-            members[index].alive = false
-            stopped.append(index)
+            stop(index, &net)
         }
         for index in stopped where !members[index].alive { try join(index, &net) }
         stopped.removeAll()

@@ -22,6 +22,16 @@ public enum Scenarios {
                 + "converge [G1, H9, N11, N12]"
         ) { seed in try ChurnScenario().run(seed: seed) },
         Scenario(
+            name: "churn-schedule",
+            summary:
+                "the churn scenario under a schedule drawn from the seed: timers late or on a coarse tick, reads "
+                + "delayed and batched, the session's schedules set up at once [G1, H9, N11, N12]"
+        ) { seed in
+            var scenario = ChurnScenario()
+            scenario.exploresSchedules = true
+            return try scenario.run(seed: seed)
+        },
+        Scenario(
             name: "churn-long",
             summary: "the churn scenario with 10 simulated minutes of churn instead of 60 s [G1, H9, N11, N12]"
         ) { seed in

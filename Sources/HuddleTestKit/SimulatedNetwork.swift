@@ -26,6 +26,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
 
     /// The random generator the network draws from; scenarios may draw from it too (in a fixed order).
     public var random: SimulationRandom
+    /// How the network bends the schedule its nodes see (late timers, batched reads); ``explore(_:)`` sets it.
+    public private(set) var schedule = SchedulePerturbation.none
 
     private var nodes: [Node?]
     private let addresses: [NetworkAddress]
@@ -36,6 +38,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var events = Heap<Event>()
     private var nextSequence: UInt64 = 0
     private var scheduledDeadline: [Instant?]
+    /// The node deadline each scheduled timer stands for (with a perturbed schedule it fires later than that).
+    private var timerDeadline: [Instant?]
+    /// Datagrams waiting in each node's socket for the next read (with ``SchedulePerturbation/readDelay``).
+    private var unread: [[(bytes: [UInt8], source: NetworkAddress)]]
+    /// Whether a read of each node's socket is scheduled.
+    private var readPending: [Bool]
     private var pausedUntil: [Instant?]
     /// Timer firings of each node at the current instant: a node whose deadline never moves past `now` is a livelock.
     private var firingsAtInstant: [(instant: Instant, count: Int)]
@@ -46,6 +54,9 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     private var checkers: [(name: String, check: (SimulatedNetwork) -> String?)] = []
     /// NAT routers in front of nodes, by node index.
     public private(set) var nats: [Int: SimulatedNAT] = [:]
+    /// When a datagram from one node to another (by index) was last lost or dropped on its way: checkers use it to
+    /// tell an acknowledgement that may have been lost from one that cannot have been.
+    private var lastDrops: [LinkKey: Instant] = [:]
     /// Called with every datagram a node sends, and the time it is sent.
     private var transmitObservers: [(Int, SimulatedTransmit, Instant) -> Void] = []
 
@@ -58,6 +69,9 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         indexByAddress = Dictionary(uniqueKeysWithValues: addresses.enumerated().map { ($1, $0) })
         defaultConditions = conditions
         scheduledDeadline = Array(repeating: nil, count: nodes.count)
+        timerDeadline = Array(repeating: nil, count: nodes.count)
+        unread = Array(repeating: [], count: nodes.count)
+        readPending = Array(repeating: false, count: nodes.count)
         pausedUntil = Array(repeating: nil, count: nodes.count)
         firingsAtInstant = Array(repeating: (Instant.zero, 0), count: nodes.count)
         options.append("links: \(conditions)")
@@ -78,6 +92,13 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
 
     /// Read access to node `index` (nil while crashed).
     public func node(_ index: Int) -> Node? { nodes[index] }
+
+    /// Bends the schedule from now on as `schedule` says (see ``SchedulePerturbation``); printed with the options.
+    public mutating func explore(_ schedule: SchedulePerturbation) {
+        self.schedule = schedule
+        options.append("schedule: \(schedule)")
+        for index in nodes.indices { timerDeadline[index] = nil }
+    }
 
     // MARK: - Driving nodes
 
@@ -205,12 +226,15 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     public mutating func crash(_ index: Int) {
         nodes[index] = nil
         scheduledDeadline[index] = nil
+        statistics.droppedUnroutable += unread[index].count
+        unread[index].removeAll()
     }
 
     /// Restarts a crashed node with fresh state (`node`), at the same address.
     public mutating func restart(_ index: Int, with node: Node) throws {
         nodes[index] = node
         scheduledDeadline[index] = nil
+        unread[index].removeAll()
         try flush(index)
     }
 
@@ -246,6 +270,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         transmitObservers.append(observer)
     }
 
+    /// When a datagram node `from` sent to node `to` was last lost or dropped on the way (loss, a link down, a full
+    /// queue, a NAT, the MTU), or `nil` if none ever was.
+    public func lastDrop(from: Int, to: Int) -> Instant? {
+        lastDrops[LinkKey(from: from, to: to)]
+    }
+
     /// A failure at the current time, for scenario code that detects a problem itself.
     public func failure(_ message: String) -> SimulationFailure {
         SimulationFailure(seed: seed, time: now, message: message, options: options, replayCommand: replayCommand)
@@ -270,7 +300,37 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             mixTrace(
                 UInt64(bitPattern: now.nanoseconds), UInt64(index), UInt64(datagram.count),
                 datagram.first.map(UInt64.init) ?? 0)
+            if schedule.readDelay > .zero {
+                // It waits in the socket until the loop's next read, with whatever else arrives by then.
+                unread[index].append((datagram, source))
+                if !readPending[index] {
+                    readPending[index] = true
+                    push(
+                        Event(
+                            time: now + random.duration(below: schedule.readDelay), sequence: sequence(),
+                            kind: .read(index)))
+                }
+                return
+            }
             nodes[index]!.handle(datagram: datagram, from: source, now: now)
+            try flush(index)
+        case .read(let index):
+            readPending[index] = false
+            guard nodes[index] != nil, !unread[index].isEmpty else { return }
+            if let resume = pausedUntil[index], resume > now {
+                readPending[index] = true
+                push(Event(time: resume, sequence: sequence(), kind: .read(index)))
+                return
+            }
+            let batch = unread[index]
+            unread[index].removeAll(keepingCapacity: true)
+            if schedule.mergesReads {
+                nodes[index]!.handle(datagrams: batch, now: now)
+            } else {
+                for datagram in batch {
+                    nodes[index]!.handle(datagram: datagram.bytes, from: datagram.source, now: now)
+                }
+            }
             try flush(index)
         case .timer(let index, let deadline):
             guard scheduledDeadline[index] == deadline, nodes[index] != nil else { return }
@@ -329,7 +389,17 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             scheduledDeadline[index] = nil
             return
         }
-        let due = max(deadline, now)
+        let due: Instant
+        if schedule.timerLateness == .zero && schedule.tick == nil {
+            due = max(deadline, now)
+        } else {
+            // The same deadline keeps the firing time it drew: redrawing after every input would let a busy node's
+            // timer slip for ever.
+            if timerDeadline[index] == deadline, scheduledDeadline[index] != nil { return }
+            timerDeadline[index] = deadline
+            let lateness = schedule.timerLateness > .zero ? random.duration(below: schedule.timerLateness) : .zero
+            due = max(schedule.firing(of: deadline, lateness: lateness), now)
+        }
         guard scheduledDeadline[index] != due else { return }
         scheduledDeadline[index] = due
         push(Event(time: due, sequence: sequence(), kind: .timer(index, due)))
@@ -347,6 +417,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         } else if let (natted, nat) = nats.first(where: { $0.value.owns(transmit.destination) }) {
             guard nat.admits(from: source, toPort: transmit.destination.port) else {
                 statistics.droppedByNAT += 1
+                lastDrops[LinkKey(from: index, to: natted)] = now
                 return
             }
             destination = natted
@@ -359,10 +430,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         let link = conditions[key] ?? defaultConditions
         guard link.isUp else {
             statistics.droppedLinkDown += 1
+            lastDrops[key] = now
             return
         }
         if let mtu = link.mtu, transmit.datagram.count > mtu {
             statistics.droppedOverMTU += 1
+            lastDrops[key] = now
             return
         }
         // A shared bottleneck keeps its queue under one key for all its links.
@@ -373,10 +446,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             state.inBadState = state.inBadState ? !random.chance(burst.leaveBad) : random.chance(burst.enterBad)
             if random.chance(state.inBadState ? burst.lossInBad : link.lossRate) {
                 statistics.lost += 1
+                lastDrops[key] = now
                 return
             }
         } else if random.chance(link.lossRate) {
             statistics.lost += 1
+            lastDrops[key] = now
             return
         }
         var departure = now
@@ -385,6 +460,7 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
             let waitingBytes = Int(Double((start - now).nanoseconds) * Double(bandwidth) / 1e9)
             if waitingBytes + transmit.datagram.count > link.queueLimit {
                 statistics.droppedQueueFull += 1
+                lastDrops[key] = now
                 return
             }
             if link.sharedQueue != nil { bottleneckDelays.append(start - now) }
@@ -396,6 +472,8 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         if random.chance(link.corruptRate) {
             corrupt(&datagram)
             statistics.corrupted += 1
+            // Damaged is as good as lost: the receiver drops what fails authentication.
+            lastDrops[key] = now
         }
         let arrival = departure + link.latency + random.duration(below: link.jitter)
         push(Event(time: arrival, sequence: sequence(), kind: .deliver(destination, source, datagram)))
@@ -451,6 +529,7 @@ private struct Event: Comparable {
     enum Kind {
         case deliver(Int, NetworkAddress, [UInt8])
         case timer(Int, Instant)
+        case read(Int)
         case action(Int)
     }
 

@@ -21,6 +21,8 @@ public struct SimulatedTransmit: Sendable {
 public protocol SimulatedNode {
     /// Processes one arriving datagram.
     mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant)
+    /// Processes datagrams that arrived together (one read batch of a busy event loop), in order.
+    mutating func handle(datagrams: [(bytes: [UInt8], source: NetworkAddress)], now: Instant)
     /// Processes timers that are due at `now`.
     mutating func handleTimeout(now: Instant)
     /// The next datagram to send, or `nil` when there is nothing (more) to send now.
@@ -34,6 +36,11 @@ public protocol SimulatedNode {
 }
 
 extension SimulatedNode {
+    /// Each datagram on its own, by default.
+    public mutating func handle(datagrams: [(bytes: [UInt8], source: NetworkAddress)], now: Instant) {
+        for datagram in datagrams { handle(datagram: datagram.bytes, from: datagram.source, now: now) }
+    }
+
     /// No diagnostics by default.
     public var diagnostics: String { "" }
 }

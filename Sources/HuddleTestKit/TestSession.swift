@@ -22,18 +22,16 @@ public struct TestSession {
         self.random = random
     }
 
-    /// The nodes, each with an endpoint that knows no peers.
-    public func nodes(configuration: ConnectionConfiguration = ConnectionConfiguration()) -> [SessionNode] {
-        identities.indices.map { SessionNode(endpoint: endpoint($0, configuration: configuration)) }
-    }
-
-    /// Nodes with a journal, each with an endpoint that knows no peers and an empty chunk store (taking
-    /// `storeLatency` per store action, see ``JournalNode/init(endpoint:store:storeLatency:)``).
-    public func journalNodes(
-        configuration: ConnectionConfiguration = ConnectionConfiguration(), storeLatency: Duration? = nil
-    ) -> [JournalNode] {
+    /// One ``MemberNode`` per identity, each with an endpoint that knows no peers and an empty chunk store (taking
+    /// `storeLatency` per store action, see ``MemberNode/init(endpoint:store:storeLatency:timing:)``), its machine's
+    /// waits set by `timing`.
+    public func nodes(
+        configuration: ConnectionConfiguration = ConnectionConfiguration(), storeLatency: Duration? = nil,
+        timing: SessionTiming = SessionTiming()
+    ) -> [MemberNode] {
         identities.indices.map {
-            JournalNode(endpoint: endpoint($0, configuration: configuration), storeLatency: storeLatency)
+            MemberNode(
+                endpoint: endpoint($0, configuration: configuration), storeLatency: storeLatency, timing: timing)
         }
     }
 

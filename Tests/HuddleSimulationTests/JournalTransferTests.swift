@@ -16,10 +16,10 @@ struct JournalTransferTests {
         count: Int, seed: UInt64, link: LinkConditions = LinkConditions(latency: .milliseconds(10)),
         joining: Int? = nil,
         storeLatency: Duration? = nil
-    ) throws -> (net: SimulatedNetwork<JournalNode>, session: TestSession, grant: InvitationGrant) {
+    ) throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession, grant: InvitationGrant) {
         var session = TestSession(count: count, seed: seed)
         var net = SimulatedNetwork(
-            seed: seed, nodes: session.journalNodes(storeLatency: storeLatency), conditions: link)
+            seed: seed, nodes: session.nodes(storeLatency: storeLatency), conditions: link)
         // Every journal transfer also runs under the (key, nonce) ledger (TEST-MATRIX T8).
         Invariants.installNonceLedger(on: &net)
         let founding = session.founding(0, address: net.address(of: 0))
@@ -53,7 +53,7 @@ struct JournalTransferTests {
     static func id(_ byte: UInt8) -> AttachmentID { AttachmentID(bytes: [UInt8](repeating: byte, count: 16))! }
 
     static func share(
-        _ data: [UInt8], id: AttachmentID, on index: Int, in net: inout SimulatedNetwork<JournalNode>,
+        _ data: [UInt8], id: AttachmentID, on index: Int, in net: inout SimulatedNetwork<MemberNode>,
         session: TestSession
     ) throws {
         let now = net.now
@@ -62,7 +62,7 @@ struct JournalTransferTests {
     }
 
     static func allComplete(
-        _ net: SimulatedNetwork<JournalNode>, _ id: AttachmentID, _ nodes: some Sequence<Int>
+        _ net: SimulatedNetwork<MemberNode>, _ id: AttachmentID, _ nodes: some Sequence<Int>
     )
         -> Bool
     {
@@ -70,7 +70,7 @@ struct JournalTransferTests {
     }
 
     static func identical(
-        _ net: SimulatedNetwork<JournalNode>, _ id: AttachmentID, on index: Int, _ data: [UInt8]
+        _ net: SimulatedNetwork<MemberNode>, _ id: AttachmentID, on index: Int, _ data: [UInt8]
     )
         -> Bool
     {
@@ -136,7 +136,7 @@ struct JournalTransferTests {
         let chunks = data.count / MerkleTree.chunkSize
         // The author leaves once the receivers hold 50 % on average and, between them, every chunk (before that,
         // no one could finish without it).
-        func union(_ net: SimulatedNetwork<JournalNode>) -> Int {
+        func union(_ net: SimulatedNetwork<MemberNode>) -> Int {
             (0..<chunks).filter { index in
                 (1..<4).contains { net.node($0)!.journal.state.heldChunks(id)?.contains(index) == true }
             }.count
@@ -217,7 +217,7 @@ struct JournalTransferTests {
         let data = Self.content(40 * MerkleTree.chunkSize, seed: 8)
         let id = Self.id(8)
         try Self.share(data, id: id, on: 0, in: &net, session: session)
-        func failed(_ net: SimulatedNetwork<JournalNode>) -> Bool {
+        func failed(_ net: SimulatedNetwork<MemberNode>) -> Bool {
             net.node(1)!.journalEvents.contains { entry in
                 if case .failed(id, .outOfSpace) = entry.event { return true }
                 return false
@@ -285,7 +285,7 @@ struct JournalTransferTests {
         let joining = session.joining(4, address: net.address(of: 4), grant: grant, hints: hints)
         let now = net.now
         try net.withNode(4) { node in
-            node = JournalNode(endpoint: session.endpoint(4), store: store)
+            node = MemberNode(endpoint: session.endpoint(4), store: store)
             node.start(joining, now: now)
         }
         let restarted = try net.run(until: { Self.allComplete($0, id, [1, 2, 4]) }, timeout: .seconds(60))
@@ -394,7 +394,7 @@ struct JournalTransferTests {
         let chat = ChannelID(16)
         let receiver = session.staticKey(2)
         // Node 0 sends a message every 50 ms to node 2 carrying its send time; first idle, then during the transfer.
-        func sendChat(_ net: inout SimulatedNetwork<JournalNode>, count: Int) throws {
+        func sendChat(_ net: inout SimulatedNetwork<MemberNode>, count: Int) throws {
             for _ in 0..<count {
                 let now = net.now
                 var stamp = [UInt8](repeating: 0, count: 8)
@@ -403,7 +403,7 @@ struct JournalTransferTests {
                 try net.run(for: .milliseconds(50))
             }
         }
-        func latencies(_ net: SimulatedNetwork<JournalNode>) -> [Duration] {
+        func latencies(_ net: SimulatedNetwork<MemberNode>) -> [Duration] {
             net.node(2)!.messages.filter { $0.sender == session.staticKey(0) }.map { message in
                 var sent: Int64 = 0
                 for index in 0..<8 { sent |= Int64(message.bytes[index]) << Int64(8 * index) }

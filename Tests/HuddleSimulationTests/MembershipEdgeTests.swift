@@ -8,7 +8,7 @@ import Testing
 /// was told about, a joiner whose first sponsor cannot answer, and gossip reaching a member that just left.
 @Suite("Membership edges found by the churn scenario")
 struct MembershipEdgeTests {
-    static func connected(_ net: SimulatedNetwork<SessionNode>, _ a: Int, _ b: Int, _ session: TestSession) -> Bool {
+    static func connected(_ net: SimulatedNetwork<MemberNode>, _ a: Int, _ b: Int, _ session: TestSession) -> Bool {
         guard let core = net.node(a)?.core else { return false }
         return core.membership.isActiveMember(session.staticKey(b))
     }

@@ -11,7 +11,7 @@ struct MembershipTests {
     static func mesh(
         count: Int, seed: UInt64, link: LinkConditions = LinkConditions(latency: .milliseconds(10)),
         joining: Int? = nil
-    ) throws -> (net: SimulatedNetwork<SessionNode>, session: TestSession, grant: InvitationGrant) {
+    ) throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession, grant: InvitationGrant) {
         var session = TestSession(count: count, seed: seed)
         var net = SimulatedNetwork(seed: seed, nodes: session.nodes(), conditions: link)
         let founding = session.founding(0, address: net.address(of: 0))
@@ -217,7 +217,7 @@ struct MembershipTests {
             identity: session.identities[3], prologue: TestMesh.prologue,
             wallClockAtOrigin: TAI64N(seconds: 1_700_000_100, nanoseconds: 0))
         configuration.connection = ConnectionConfiguration()
-        let restarted = SessionNode(
+        let restarted = MemberNode(
             endpoint: Endpoint(configuration: configuration, generator: ChaChaRandomGenerator(seed: 0x5E57A27)))
         try net.restart(3, with: restarted)
         let grant = session.invitation()

@@ -30,7 +30,7 @@ public enum SessionStateTarget: FuzzTarget {
     static let marker: [UInt8] = Array("bystander still heard".utf8)
 
     /// The session, formed once (the network is a value: every input starts from a copy of it).
-    nonisolated(unsafe) static let formed: (net: SimulatedNetwork<JournalNode>, session: TestSession) = {
+    nonisolated(unsafe) static let formed: (net: SimulatedNetwork<MemberNode>, session: TestSession) = {
         do {
             return try formSession()
         } catch {
@@ -38,10 +38,10 @@ public enum SessionStateTarget: FuzzTarget {
         }
     }()
 
-    static func formSession() throws -> (net: SimulatedNetwork<JournalNode>, session: TestSession) {
+    static func formSession() throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession) {
         var session = TestSession(count: 3, seed: 7)
         var net = SimulatedNetwork(
-            seed: 7, nodes: session.journalNodes(), conditions: LinkConditions(latency: .milliseconds(2)))
+            seed: 7, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(2)))
         let founding = session.founding(victim, address: net.address(of: victim))
         let grant = session.invitation()
         try net.withNode(victim) { node in
@@ -116,7 +116,7 @@ public enum SessionStateTarget: FuzzTarget {
         return payload
     }
 
-    static func check(_ net: inout SimulatedNetwork<JournalNode>, session: TestSession) {
+    static func check(_ net: inout SimulatedNetwork<MemberNode>, session: TestSession) {
         let victimNode = net.node(victim)!
         let early = victimNode.core?.earlyMessagesHeld ?? 0
         precondition(

@@ -2,7 +2,8 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleWire
 
-/// What a ``SessionCore`` tells the application: membership changes and the messages members send.
+/// What a ``SessionCore`` (and the ``SessionMachine`` around it) tells the application: membership changes, the
+/// messages members send, and the ends of the session's waits.
 public enum SessionEvent: Sendable {
     /// The local node became a member (after joining).
     case joined
@@ -29,4 +30,13 @@ public enum SessionEvent: Sendable {
     /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
     /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer.
     case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, reason: DeliveryFailureReason)
+    /// No member welcomed this joiner within `after` (``SessionTiming/joinTimeout``): joining failed. The owner
+    /// closes its connections; the membership is still joining and takes no further part.
+    case joinTimedOut(after: Duration)
+    /// A departure (leaving, or ending the session) is settled: every open connection acknowledged the announcement
+    /// and everything else in flight (`acknowledged`), or ``SessionTiming/departureTimeout`` passed first. The owner
+    /// closes the connections now; what is still unacknowledged will not be confirmed.
+    case departed(acknowledged: Bool)
+    /// The wait for a subscriber (``SessionMachine/waitForSubscriber(now:)``) ended without one.
+    case subscriberWaitOver
 }

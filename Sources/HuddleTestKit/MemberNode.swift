@@ -4,16 +4,15 @@ import HuddleCrypto
 @_spi(Testing) import HuddleSession
 import HuddleWire
 
-/// A session member with a journal inside a ``SimulatedNetwork``: an ``Endpoint`` driven through a ``SessionCore``
-/// and a ``JournalCore`` over an ``InMemoryChunkStore``. Records session and journal events with their times so
-/// tests can check transfers, progress and message latency.
-public struct JournalNode: SessionMemberNode {
+/// A session member inside a ``SimulatedNetwork``: an ``Endpoint`` and the ``SessionMachine`` that ships, over an
+/// ``InMemoryChunkStore``. It adds no session logic of its own: it feeds the machine what the network delivers and
+/// records what comes out (session and journal events with their times), so tests can check membership, activity
+/// convergence, message delivery, transfers and latency.
+public struct MemberNode: SimulatedNode {
     /// The protocol core.
     public var endpoint: Endpoint
-    /// The session layer, absent until the node starts or joins a session.
-    public var core: SessionCore?
-    /// The journal.
-    public var journal: JournalCore<InMemoryChunkStore>
+    /// The session machine (membership and journal), the same type the production engine drives.
+    public var machine: SessionMachine<InMemoryChunkStore>
     /// Session events (journal messages excluded), with the time they happened.
     public private(set) var events: [(time: Instant, event: SessionEvent)] = []
     /// Journal events, with the time they happened (progress events are counted, not kept).
@@ -24,17 +23,31 @@ public struct JournalNode: SessionMemberNode {
     public private(set) var now = Instant.zero
     /// How long each store action takes on a slow disk; `nil`: the store is applied at once, inside the journal core.
     public let storeLatency: Duration?
-    /// Deferred store actions (``JournalCore/defersStoreActions``), applied one after another like the file worker
-    /// does, each ``storeLatency`` after the one before it (or after it was queued).
+    /// Deferred store actions, applied one after another like the engine's off-loop store worker does, each
+    /// ``storeLatency`` after the one before it (or after it was queued).
     private var storeLine = Deque<(due: Instant, action: JournalAction, verifier: ChunkVerifier?)>()
 
     /// A node around `endpoint` whose journal keeps chunks in `store` (a restarted node passes its old store). With
     /// `storeLatency`, store actions are deferred and each takes that long, one after another (a slow disk behind
     /// the production engine's off-loop store worker); a node that restarts loses the writes not yet applied.
-    public init(endpoint: Endpoint, store: InMemoryChunkStore = InMemoryChunkStore(), storeLatency: Duration? = nil) {
+    /// `timing` sets the machine's waits (the schedule explorer shortens the scheduling delay).
+    public init(
+        endpoint: Endpoint, store: InMemoryChunkStore = InMemoryChunkStore(), storeLatency: Duration? = nil,
+        timing: SessionTiming = SessionTiming()
+    ) {
         self.endpoint = endpoint
         self.storeLatency = storeLatency
-        journal = JournalCore(local: endpoint.staticKey, store: store, defersStoreActions: storeLatency != nil)
+        machine = SessionMachine(
+            local: endpoint.staticKey, store: store, defersStoreActions: storeLatency != nil, timing: timing)
+    }
+
+    /// The membership core, absent until the node starts or joins a session.
+    public var core: SessionCore? { machine.session }
+
+    /// The journal.
+    public var journal: JournalCore<InMemoryChunkStore> {
+        get { machine.journal }
+        _modify { yield &machine.journal }
     }
 
     /// Store actions queued and not applied yet.
@@ -42,17 +55,27 @@ public struct JournalNode: SessionMemberNode {
 
     /// Starts (or joins) the session `membership` describes.
     public mutating func start(_ membership: SessionMembership, now: Instant) {
-        var core = SessionCore(membership: membership)
-        core.flush(&endpoint, now: now)
-        self.core = core
+        machine.start(membership, endpoint: &endpoint, now: now)
         drain(now: now)
     }
 
     /// Runs a local membership operation.
     public mutating func update(now: Instant, _ body: (inout SessionMembership) -> Void) {
-        guard var core else { return }
-        core.update(&endpoint, now: now, body)
-        self.core = core
+        machine.update(&endpoint, now: now, body)
+        drain(now: now)
+    }
+
+    /// Leaves the session (or ends it for everyone, with `endingSession`), as the engine does: the machine reports
+    /// ``SessionEvent/departed(acknowledged:)`` once the announcement is acknowledged or its wait is over.
+    public mutating func depart(endingSession: Bool = false, now: Instant) {
+        machine.depart(endingSession: endingSession, endpoint: &endpoint, now: now)
+        drain(now: now)
+    }
+
+    /// Forgets the session as the engine does once it is over
+    /// (``SessionMachine/finish(closingConnections:endpoint:now:)``).
+    public mutating func finish(closingConnections: Bool = true, now: Instant) {
+        machine.finish(closingConnections: closingConnections, endpoint: &endpoint, now: now)
         drain(now: now)
     }
 
@@ -66,25 +89,42 @@ public struct JournalNode: SessionMemberNode {
         let (leaves, root) = hasher.finalize()
         let manifest = try AttachmentManifest(
             id: id, size: UInt64(data.count), root: root, metadata: metadata, signingKey: signingKey)
-        journal.store.put(id, data: data)
-        try journal.update(&endpoint, now: now) { try $0.add(manifest, leaves: leaves, now: now) }
+        machine.journal.store.put(id, data: data)
+        try machine.updateJournal(&endpoint, now: now) { try $0.add(manifest, leaves: leaves, now: now) }
         drain(now: now)
         return manifest
     }
 
     /// Removes an attachment for everyone.
     public mutating func removeAttachment(_ id: AttachmentID, now: Instant) throws {
-        try journal.update(&endpoint, now: now) { try $0.remove(id, now: now) }
+        try machine.updateJournal(&endpoint, now: now) { try $0.remove(id, now: now) }
         drain(now: now)
     }
 
     /// Makes this node serve corrupted chunks (one bit flipped in each), to test that receivers avoid it.
     public mutating func serveCorruptedChunks() {
-        journal.chunkTamper = { bytes in
+        machine.journal.chunkTamper = { bytes in
             var tampered = bytes
             tampered[tampered.count - 1] ^= 0x80
             return tampered
         }
+    }
+
+    /// Sends an application message to the member with static key `peer` on its live connection (one still being
+    /// set up too); `false` if there is no connection or the queue is full.
+    @discardableResult
+    public mutating func send(_ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey) -> Bool {
+        sendRecorded(bytes, on: channel, to: peer) != nil
+    }
+
+    /// Sends like ``send(_:on:to:)`` and returns the connection and sequence number the message got, or `nil`.
+    public mutating func sendRecorded(
+        _ bytes: [UInt8], on channel: ChannelID, to peer: X25519PublicKey
+    ) -> (connection: ConnectionID, sequence: MessageSequence)? {
+        guard let id = endpoint.liveConnectionID(for: peer),
+            let sequence = try? endpoint.send(bytes, on: channel, to: id)
+        else { return nil }
+        return (id, sequence)
     }
 
     /// Sends an unreliable datagram to `peer` on its established connection; `false` if there is none (or the
@@ -94,6 +134,14 @@ public struct JournalNode: SessionMemberNode {
         guard let id = endpoint.connectionID(for: peer) else { return false }
         return (try? endpoint.sendDatagram(bytes, on: channel, to: id)) != nil
     }
+
+    /// The static keys of the members this node sees as active (itself included), sorted.
+    public var activeKeys: [X25519PublicKey] {
+        (core?.membership.activeMembers ?? []).map(\.staticKey).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    }
+
+    /// The payload of the activity this node sees.
+    public var activityPayload: [UInt8]? { core?.membership.activity?.payload }
 
     /// Removes and returns the session events recorded so far (long runs consume them as they go).
     public mutating func takeEvents() -> [(time: Instant, event: SessionEvent)] {
@@ -107,24 +155,27 @@ public struct JournalNode: SessionMemberNode {
         return journalEvents
     }
 
+    // MARK: - SimulatedNode
+
     public mutating func handle(datagram: [UInt8], from source: NetworkAddress, now: Instant) {
         endpoint.handle(datagram: datagram, from: source, now: now)
         drain(now: now)
     }
 
+    /// Handles a batch the way the transport driver does: every datagram reaches the endpoint before the machine sees
+    /// the events they produced.
+    public mutating func handle(datagrams: [(bytes: [UInt8], source: NetworkAddress)], now: Instant) {
+        for datagram in datagrams { endpoint.handle(datagram: datagram.bytes, from: datagram.source, now: now) }
+        drain(now: now)
+    }
+
     public mutating func handleTimeout(now: Instant) {
         endpoint.handleTimeout(now: now)
-        if var core {
-            core.handleTimeout(endpoint: &endpoint, now: now)
-            self.core = core
-        }
-        if let deadline = journal.nextDeadline, deadline <= now {
-            journal.handleTimeout(endpoint: &endpoint, now: now)
-        }
+        machine.handleTimeout(endpoint: &endpoint, now: now)
         while let first = storeLine.first, first.due <= now {
             storeLine.removeFirst()
-            if let completion = journal.store.apply(first.action, verifier: first.verifier) {
-                journal.complete(completion, endpoint: &endpoint, now: now)
+            if let completion = machine.journal.store.apply(first.action, verifier: first.verifier) {
+                machine.complete(completion, endpoint: &endpoint, now: now)
             }
         }
         drain(now: now)
@@ -138,30 +189,22 @@ public struct JournalNode: SessionMemberNode {
     public var nextDeadline: Instant? {
         mutating get {
             Instant.earliest(
-                Instant.earliest(endpoint.nextDeadline, journal.nextDeadline),
-                Instant.earliest(core?.nextDeadline, storeLine.first?.due))
+                Instant.earliest(endpoint.nextDeadline, machine.nextDeadline), storeLine.first?.due)
         }
     }
 
+    /// Feeds the endpoint's events to the machine and records its output.
     private mutating func drain(now: Instant) {
         self.now = now
-        while true {
-            // The core is used in place: copying it out and back made its next mutation copy every buffer it holds.
-            if let event = endpoint.pollEvent() {
-                core?.handle(event, endpoint: &endpoint, now: now)
-            } else if let event = core?.pollEvent() {
-                if let passed = journal.handle(event, endpoint: &endpoint, now: now) { events.append((now, passed)) }
-            } else {
-                break
-            }
-        }
-        if let storeLatency {
-            while let action = journal.pollStoreAction() {
+        while let event = endpoint.pollEvent() { machine.handle(event, endpoint: &endpoint, now: now) }
+        while let event = machine.pollEvent() { events.append((now, event)) }
+        if storeLatency != nil {
+            while let (action, verifier) = machine.pollStoreAction() {
                 let start = max(storeLine.last?.due ?? now, now)
-                storeLine.append((start + storeLatency, action, journal.verifier(for: action)))
+                storeLine.append((start + storeLatency!, action, verifier))
             }
         }
-        while let event = journal.pollEvent() {
+        while let event = machine.pollJournalEvent() {
             if case .progress = event {
                 progressEvents += 1
             } else {
