@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 6
 
 .PHONY: demo test deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
-	cli-latency journal-measure clean compare compare-smoke bench-smoke benchmarks
+	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
 ## Runs the in-process demonstration (no setup needed beyond `make deps`, which it runs).
 demo: deps
@@ -81,6 +81,13 @@ slow-tests: deps
 ## seed do the same in the suite as in `huddle-sim`, which sets it itself.
 simulation: deps
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test -c release -Xswiftc -enable-testing --filter HuddleSimulationTests
+
+## The churn scenario under explored schedules over fresh seeds (CHURN_SEEDS, 1,000 by default, beyond the 200
+## committed ones): about 2 s of one core per seed, two processes at once. Not in `make test` (over 15 minutes).
+CHURN_SEEDS ?= 1001-2000
+churn-schedule: deps
+	$(SWIFT) build -c release --product huddle-sim
+	scripts/churn-schedule.sh .build/release/huddle-sim $(CHURN_SEEDS)
 
 ## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (6).
 fuzz-smoke: deps

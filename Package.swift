@@ -199,7 +199,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HuddleSimulationTests",
-            dependencies: ["HuddleTestKit", "HuddleProtocol", "HuddleSession"]
+            dependencies: ["HuddleTestKit", "HuddleProtocol", "HuddleSession"],
+            // The seed lists are read from the repository by #filePath (one copy), not bundled.
+            exclude: ["seeds.txt", "churn-seeds.txt", "churn-schedule-seeds.txt"]
         ),
         .testTarget(
             name: "HuddleTransportTests",

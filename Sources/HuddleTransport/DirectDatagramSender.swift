@@ -73,8 +73,8 @@ import NIOCore
             }
         }
 
-        /// A non-blocking UDP socket bound to `address` (with SO_REUSEADDR, as SwiftNIO's bootstrap sets it), for
-        /// SwiftNIO's `DatagramBootstrap.withBoundSocket(_:)`, which takes ownership.
+        /// A non-blocking UDP socket bound to `address`, for SwiftNIO's `DatagramBootstrap.withBoundSocket(_:)`, which
+        /// takes ownership. Without SO_REUSEADDR: a port another socket holds is refused (EADDRINUSE), not shared.
         static func boundSocket(to address: SocketAddress) throws -> CInt {
             let family: CInt
             switch address {
@@ -84,13 +84,6 @@ import NIOCore
             }
             let descriptor = Glibc.socket(family, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
-            var one: CInt = 1
-            guard setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size)) == 0
-            else {
-                let code = errno
-                close(descriptor)
-                throw IOError(errnoCode: code, reason: "setsockopt(SO_REUSEADDR)")
-            }
             let bound = address.withSockAddr { name, length in Glibc.bind(descriptor, name, socklen_t(length)) }
             guard bound == 0 else {
                 let code = errno

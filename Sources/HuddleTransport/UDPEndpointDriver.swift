@@ -150,7 +150,7 @@ public final class UDPEndpointDriver: Sendable {
             #endif
         } catch {
             source.finish()
-            throw .bindFailed(host: transport.host, port: transport.port, reason: "\(error)")
+            throw .binding(error, host: transport.host, port: transport.port)
         }
         let handler: NIOLoopBound<EndpointChannelHandler>
         do {
@@ -188,8 +188,9 @@ public final class UDPEndpointDriver: Sendable {
         // Vector reads cut ONE buffer into `messageCount` equal slices; each must hold the largest datagram (GRO:
         // up to 64 KiB of glued datagrams), or the kernel silently truncates.
         let slice = gro ? TransportConfiguration.offloadReceiveSliceSize : transport.maxReceiveDatagramSize
+        // No SO_REUSEADDR: on Linux it lets a second UDP socket bind a port another one holds, and the two then share
+        // its datagrams. A replaced socket (ChannelReplacement) binds only after the old one closed.
         var bootstrap = DatagramBootstrap(group: loop)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: messageCount * slice))
             .channelOption(.maxMessagesPerRead, value: UInt(transport.readsPerBatch))
             // Generous watermarks: one flush may queue a few hundred KiB before the kernel takes it.

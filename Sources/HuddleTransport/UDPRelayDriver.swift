@@ -35,8 +35,8 @@ public final class UDPRelayDriver: Sendable {
         var random = SystemRandomGenerator.seededProtocolGenerator()
         let relay = RelayServer(configuration: configuration, generator: &random)
         let clock = DriverClock()
+        // No SO_REUSEADDR: a second relay on the port would silently share its datagrams (see UDPEndpointDriver).
         let bootstrap = DatagramBootstrap(group: group)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 2048))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -48,7 +48,7 @@ public final class UDPRelayDriver: Sendable {
         do {
             channel = try await bootstrap.bind(host: host, port: port).get()
         } catch {
-            throw .bindFailed(host: host, port: port, reason: "\(error)")
+            throw .binding(error, host: host, port: port)
         }
         guard let local = channel.localAddress.flatMap(SocketAddressConverter.networkAddress) else {
             try? await channel.close()

@@ -17,7 +17,13 @@ struct BenchServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         Signals.install()
-        let server = try await node.startNode(name: "bench-server")
+        let server: HuddleNode
+        do {
+            server = try await node.startNode(name: "bench-server")
+        } catch {
+            EventOutput(json: false).startFailed(error)
+            throw ExitCode(1)
+        }
         let session = try await server.activate(BenchActivity())
         try await session.join()
         print(try await session.makeInvitation(validFor: .seconds(ticketLifetime)).ticket)

@@ -45,6 +45,20 @@ struct EventOutput: Sendable {
         }
     }
 
+    /// Reports a node or relay that could not start: code `address-in-use` when its UDP port is taken (the message
+    /// names the port and, when it can, the process holding it), `start-failed` otherwise.
+    func startFailed(_ failure: any Error) {
+        error(code: Self.isAddressInUse(failure) ? "address-in-use" : "start-failed", "\(failure)")
+    }
+
+    /// Whether `error` says a UDP port is already in use.
+    static func isAddressInUse(_ error: any Error) -> Bool {
+        switch error {
+        case TransportError.addressInUse, HuddleError.transport(.addressInUse): true
+        default: false
+        }
+    }
+
     /// Reports an error: a JSON event on stdout with `--json`, and always one line on stderr.
     func error(code: String, _ message: String) {
         if json { emit("error", ["code": .string(code), "message": .string(message)], text: "") }

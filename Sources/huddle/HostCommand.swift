@@ -39,7 +39,7 @@ struct HostCommand: AsyncParsableCommand {
         do {
             started = try await options.startNode()
         } catch {
-            output.error(code: "start-failed", "\(error)")
+            output.startFailed(error)
             throw ExitCode(1)
         }
         let node = started.node

@@ -57,7 +57,7 @@ struct JoinCommand: AsyncParsableCommand {
         do {
             started = try await options.startNode()
         } catch {
-            output.error(code: "start-failed", "\(error)")
+            output.startFailed(error)
             throw ExitCode(1)
         }
         let node = started.node

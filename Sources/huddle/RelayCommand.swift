@@ -54,7 +54,7 @@ struct RelayCommand: AsyncParsableCommand {
             driver = try await UDPRelayDriver.bind(
                 host: host, port: port, configuration: configuration, group: MultiThreadedEventLoopGroup.singleton)
         } catch {
-            output.error(code: "start-failed", "\(error)")
+            output.startFailed(error)
             throw ExitCode(1)
         }
         output.emit(

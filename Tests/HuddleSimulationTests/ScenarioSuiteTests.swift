@@ -32,31 +32,43 @@ struct ScenarioSuiteTests {
 
     /// The churn scenario's seeds: `churn-seeds.txt`, or `HUDDLE_CHURN_SEEDS=FIRST-LAST`.
     static let churnSeeds = seedRange(environment: "HUDDLE_CHURN_SEEDS", file: "churn-seeds.txt")
+    /// The seeds of its `churn-schedule` variant (each seed also bends the schedule): `churn-schedule-seeds.txt`,
+    /// or `HUDDLE_CHURN_SCHEDULE_SEEDS=FIRST-LAST` (`make churn-schedule` runs 1,000 fresh ones).
+    static let churnScheduleSeeds = seedRange(
+        environment: "HUDDLE_CHURN_SCHEDULE_SEEDS", file: "churn-schedule-seeds.txt")
 
-    /// The churn seeds in eight parts, one test case each, so the runner spreads the suite's longest scenario over
-    /// the cores instead of running it on one after everything else finished.
-    static let churnSeedParts: [ClosedRange<UInt64>] = {
-        let count = UInt64(churnSeeds.count)
+    /// `seeds` in eight parts, one test case each, so the runner spreads the suite's longest scenarios over the cores
+    /// instead of running them on one after everything else finished.
+    static func parts(of seeds: ClosedRange<UInt64>) -> [ClosedRange<UInt64>] {
+        let count = UInt64(seeds.count)
         let parts = min(count, 8)
         return (0..<parts).map { part in
-            churnSeeds.lowerBound + count * part / parts...churnSeeds.lowerBound + count * (part + 1) / parts - 1
+            seeds.lowerBound + count * part / parts...seeds.lowerBound + count * (part + 1) / parts - 1
         }
-    }()
+    }
+
+    /// Both churn scenarios' seed parts, as (scenario, part) test arguments.
+    static let churnCases: [(String, ClosedRange<UInt64>)] =
+        parts(of: churnSeeds).map { ("churn", $0) } + parts(of: churnScheduleSeeds).map { ("churn-schedule", $0) }
 
     @Test(
-        "Membership churn: every reliable message delivered once, in order, or reported; the roster converges",
-        arguments: churnSeedParts)
-    func churn(seeds: ClosedRange<UInt64>) throws {
-        let scenario = try #require(Scenarios.named("churn"))
+        "Membership churn under the default and explored schedules: each message delivered once in order or reported",
+        arguments: churnCases)
+    func churn(scenario name: String, seeds: ClosedRange<UInt64>) throws {
+        let scenario = try #require(Scenarios.named(name))
         let report = ScenarioReport.run(scenario, seeds: seeds)
         print(report.line)
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.seedsRun == seeds.count)
     }
 
-    @Test("The churn parts cover the churn seed list exactly")
+    @Test("The churn parts cover the seed lists exactly; the explored variant runs at least 200 committed seeds")
     func churnPartsCoverSeeds() {
-        #expect(Self.churnSeedParts.flatMap { Array($0) } == Array(Self.churnSeeds))
+        #expect(Self.parts(of: Self.churnSeeds).flatMap { Array($0) } == Array(Self.churnSeeds))
+        #expect(Self.parts(of: Self.churnScheduleSeeds).flatMap { Array($0) } == Array(Self.churnScheduleSeeds))
+        if ProcessInfo.processInfo.environment["HUDDLE_CHURN_SCHEDULE_SEEDS"] == nil {
+            #expect(Self.churnScheduleSeeds.count >= 200)
+        }
     }
 
     @Test("Scenario passes for every seed", arguments: Scenarios.all.map(\.name))

@@ -9,6 +9,27 @@ import Testing
 /// `GroupSession`, advertised addresses).
 @Suite("A newcomer's first session (API)")
 struct NewcomerTests {
+    @Test("A second node on a port another node holds fails with addressInUse naming the port and this process")
+    func portInUse() async throws {
+        let first = try await startNode("first", seed: 1210)
+        defer { Task { await first.shutdown() } }
+        let port = Int(first.localAddress.port)
+        var random = ChaChaRandomGenerator(seed: 1211)
+        var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "second")
+        configuration.port = port
+        do {
+            let second = try await HuddleNode.start(configuration)
+            await second.shutdown()
+            Issue.record("a second node bound port \(port), which the first holds")
+        } catch HuddleError.transport(.addressInUse(let host, let refused, let holder)) {
+            #expect(host == "127.0.0.1" && refused == port)
+            // This test process holds it; as root (CI) it is named with its pid, else only when the system tells.
+            if let holder { #expect(holder.hasSuffix("(pid \(getpid()))"), "\(holder)") }
+            let message = "\(HuddleError.transport(.addressInUse(host: host, port: refused, holder: holder)))"
+            #expect(message.contains("port \(port)") && message.contains("already in use"), "\(message)")
+        }
+    }
+
     @Test("Joining a ticket that names only this node's own identity fails at once with a typed error")
     func joinOwnTicket() async throws {
         var random = ChaChaRandomGenerator(seed: 1201)
