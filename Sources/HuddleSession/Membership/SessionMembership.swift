@@ -74,12 +74,10 @@ public struct SessionMembership: Sendable {
     /// Present members that are not active: their connection closed, or could not be established.
     var unreachable: Set<X25519PublicKey> = []
     var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
-    var invitations: [AdmissionID: InvitationGrant] = [:]
-    /// Who opened each invitation (`nil`: it came in a WELCOME), and the order they were opened in.
-    var invitationOwners: [AdmissionID: X25519PublicKey?] = [:]
-    var invitationOrder: [AdmissionID] = []
+    /// The open invitations (``InvitationBook``).
+    var invitations = InvitationBook()
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
-    public private(set) var invitationsEvicted = 0
+    public var invitationsEvicted: Int { invitations.evicted }
     var hints: [X25519PublicKey] = []
     /// Where the ticket says each hint is, for dialing it again (see ``ProtocolLimits/maxJoinRedialsPerMember``).
     var hintAddresses: [X25519PublicKey: [NetworkAddress]] = [:]
@@ -195,16 +193,10 @@ public struct SessionMembership: Sendable {
     }
 
     /// Open invitations, for a new member's WELCOME and for tickets.
-    public var openInvitations: [InvitationGrant] { Array(invitations.values) }
+    public var openInvitations: [InvitationGrant] { Array(invitations.grants.values) }
 
     /// When the first open invitation expires (Unix seconds), if any are open; without building an array.
-    public var earliestInvitationExpiry: UInt64? {
-        // A plain loop: the transport asks after every input, and `lazy.map(\.expiresAt)` projected each value
-        // through the key-path runtime (about 1 % of a round trip's client CPU with no invitation open).
-        var earliest: UInt64?
-        for grant in invitations.values { earliest = min(earliest ?? grant.expiresAt, grant.expiresAt) }
-        return earliest
-    }
+    public var earliestInvitationExpiry: UInt64? { invitations.earliestExpiry }
 
     /// Address hints for a ticket: each active member's Noise key and best known addresses, the local node first,
     /// at most `limit`.
@@ -428,7 +420,7 @@ public struct SessionMembership: Sendable {
         // Under the invitation's admission, or from a peer authorised otherwise (it holds the session secret, or
         // both sides dialled each other with the invitation's credentials because each ticket named the other):
         // either way the request must name an invitation that is open here.
-        guard invitations[invitation] != nil,
+        guard invitations.contains(invitation),
             admission == nil || admission == invitation || admission == sessionAdmission
         else { throw .notInvited }
         guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
@@ -633,36 +625,14 @@ public struct SessionMembership: Sendable {
     }
 
     /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
-    /// this node cannot tell apart). Fairness between members: one member keeps at most
-    /// ``ProtocolLimits/maxOpenInvitationsPerMember`` open (a new one closes its oldest), and when all
-    /// ``ProtocolLimits/maxAdmissions`` but one (the session admission's) are taken, the owner holding the most gives
-    /// up its oldest. A member that
-    /// floods invitations therefore only ever closes its own, never another member's.
+    /// this node cannot tell apart); the ``InvitationBook`` says which invitations its bounds close first.
     private mutating func open(_ grant: InvitationGrant, owner: X25519PublicKey?) {
-        guard invitations[grant.id] == nil,
+        guard !invitations.contains(grant.id),
             let credentials = try? SessionKeys.admissionCredentials(invitationSecret: grant.secret)
         else { return }
-        let owned = invitationOrder.filter { self.owner(of: $0) == owner }
-        if owner != nil, owned.count >= ProtocolLimits.maxOpenInvitationsPerMember {
-            invitationsEvicted += 1
-            closeInvitation(owned[0])
-        } else if invitations.count >= ProtocolLimits.maxAdmissions - 1 {
-            var counts: [X25519PublicKey?: Int] = [:]
-            for id in invitationOrder { counts[self.owner(of: id), default: 0] += 1 }
-            let greediest = counts.max { $0.value < $1.value }?.key ?? nil
-            if let oldest = invitationOrder.first(where: { self.owner(of: $0) == greediest }) {
-                invitationsEvicted += 1
-                closeInvitation(oldest)
-            }
-        }
-        invitations[grant.id] = grant
-        invitationOwners[grant.id] = owner
-        invitationOrder.append(grant.id)
+        for closed in invitations.open(grant, owner: owner) { actions.append(.closeAdmission(closed)) }
         actions.append(.openAdmission(grant.id, credentials))
     }
-
-    /// The member that opened invitation `id` (`nil`: unknown, it came in a WELCOME).
-    private func owner(of id: AdmissionID) -> X25519PublicKey? { invitationOwners[id] ?? nil }
 
     private mutating func send(_ message: MembershipMessage, to key: X25519PublicKey) {
         actions.append(.send(message.encoded(), to: key))
@@ -684,21 +654,19 @@ public struct SessionMembership: Sendable {
     public mutating func openInvitation(_ grant: InvitationGrant) {
         guard phase == .member else { return }
         open(grant, owner: local.staticKey)
-        guard invitations[grant.id] != nil else { return }
+        guard invitations.contains(grant.id) else { return }
         broadcast(.invitationOpened(grant))
     }
 
     /// Closes an invitation on this node (every member closes its own copy when it expires).
     public mutating func closeInvitation(_ id: AdmissionID) {
-        guard invitations.removeValue(forKey: id) != nil else { return }
-        invitationOwners[id] = nil
-        invitationOrder.removeAll { $0 == id }
+        guard invitations.close(id) else { return }
         actions.append(.closeAdmission(id))
     }
 
     /// Invitations that expired at `unixSeconds`; close them with ``closeInvitation(_:)``.
     public func expiredInvitations(at unixSeconds: UInt64) -> [AdmissionID] {
-        invitations.values.filter { $0.expiresAt <= unixSeconds }.map(\.id)
+        invitations.expired(at: unixSeconds)
     }
 
     /// Sets the shared activity for everyone.
