@@ -64,7 +64,9 @@ public struct SessionMembership: Sendable {
     /// The local member's record.
     public private(set) var local: MemberRecord
     /// The current activity, if any was set.
-    public private(set) var activity: ActivityRecord?
+    public var activity: ActivityRecord? { activityRegister.current }
+    /// The activity register (``ActivityRegister``).
+    var activityRegister = ActivityRegister()
 
     var sessionSecret: SecureBytes?
     var clock: UInt64 = 0
@@ -102,13 +104,11 @@ public struct SessionMembership: Sendable {
     public private(set) var membersRefused = 0
     /// Whether an activity value received from a member and new here waits to be forwarded to the others
     /// (``forwardActivity()``; the session core paces it by ``ProtocolLimits/activityForwardInterval``).
-    public private(set) var activityForwardPending = false
-    /// The member the pending activity value came from (it is not sent back there).
-    private var activityForwardSource: X25519PublicKey?
+    public var activityForwardPending: Bool { activityRegister.forwardPending }
     /// Activity forwards sent (each to every other active member).
-    public private(set) var activityForwards = 0
+    public var activityForwards: Int { activityRegister.forwards }
     /// Activity values adopted from members that were superseded before their forward went out, so never forwarded.
-    public private(set) var activityForwardsCoalesced = 0
+    public var activityForwardsCoalesced: Int { activityRegister.coalesced }
 
     /// Starts a new session with the local node as its only member.
     public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
@@ -599,29 +599,18 @@ public struct SessionMembership: Sendable {
     /// Takes `record` if it supersedes the current activity; one received from member `sender` is forwarded.
     private mutating func adopt(_ record: ActivityRecord, from sender: X25519PublicKey? = nil) {
         clock = max(clock, record.clock)
-        if let current = activity, !record.supersedes(current) { return }
-        activity = record
+        // A value new here is forwarded to every other member (like member records), at the session core's pace
+        // (``ActivityRegister``).
+        guard activityRegister.adopt(record, from: sender) else { return }
         actions.append(.activityChanged(record))
-        // Forward a value that is new here to every other member (like member records): the author's own broadcast
-        // can die with a connection that times out during a partition, and the members that did get it would
-        // otherwise pass it on only over new connections. The forward waits for the session core's pace (one per
-        // ProtocolLimits.activityForwardInterval) and carries the value current when it goes out: a value superseded
-        // meanwhile needs no forward, since the register converges on the latest.
-        guard let sender else { return }
-        if activityForwardPending { activityForwardsCoalesced += 1 }
-        activityForwardPending = true
-        activityForwardSource = sender
     }
 
     /// Sends the current activity to every active member but the one it came from, if a value received from a
     /// member waits to be forwarded (``activityForwardPending``). The session core calls it at most once per
     /// ``ProtocolLimits/activityForwardInterval``.
     public mutating func forwardActivity() {
-        guard activityForwardPending else { return }
-        activityForwardPending = false
-        guard phase == .member, let activity else { return }
-        activityForwards += 1
-        broadcast(.activity(activity), except: activityForwardSource)
+        guard let forward = activityRegister.takeForward(sending: phase == .member) else { return }
+        broadcast(.activity(forward.record), except: forward.except)
     }
 
     /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
@@ -674,11 +663,8 @@ public struct SessionMembership: Sendable {
         guard phase == .member else { return }
         clock += 1
         let record = ActivityRecord(clock: clock, author: local.identity.signingKey, payload: payload)
-        activity = record
+        activityRegister.set(record)
         actions.append(.activityChanged(record))
-        // This broadcast reaches everyone a pending forward would have: the value it carried is superseded.
-        if activityForwardPending { activityForwardsCoalesced += 1 }
-        activityForwardPending = false
         broadcast(.activity(record))
     }
 
