@@ -92,7 +92,7 @@ actor SessionEngine {
     /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
     let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
     var joinWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// Set by a `.departed` event; ``waitForDeparture()`` returns at once after it.
+    /// Set when the departure settled (or the session was torn down); ``depart(endingSession:)`` then waits no more.
     var departed = false
     /// Those waiting for the current departure to settle.
     var departureWaiters: [CheckedContinuation<Void, Never>] = []
