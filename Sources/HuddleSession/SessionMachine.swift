@@ -225,9 +225,11 @@ public struct SessionMachine<Store: JournalChunkStore> {
             guard let passed = journal.handle(event, endpoint: &endpoint, now: now) else { continue }
             events.append(passed)
         }
-        guard let session else { return }
-        if joinDeadline != nil, session.membership.phase != .joining { joinDeadline = nil }
-        if session.needsScheduling {
+        // Read in place (`session!`), not bound to a local: this runs after every input, and a local copy would retain
+        // and release every buffer the core holds.
+        guard session != nil else { return }
+        if joinDeadline != nil, session!.membership.phase != .joining { joinDeadline = nil }
+        if session!.needsScheduling {
             // Remembered, not pushed back by every input: a steady flow of inputs must not postpone it.
             if schedulingCheckAt == nil { schedulingCheckAt = now + timing.schedulingDelay }
         } else {
