@@ -53,7 +53,6 @@ public struct ChurnScenario {
         var net = SimulatedNetwork(
             seed: seed, nodes: session.nodes(timing: timing),
             conditions: LinkConditions(latency: latency, lossRate: lossRate))
-        if exploresSchedules { net.explore(schedule) }
         // Crashes, restarts and rekeys under churn must never send two packets under one (key, nonce) pair.
         Invariants.installNonceLedger(on: &net)
         var contentRandom = ChaChaRandomGenerator(seed: seed)
@@ -62,6 +61,8 @@ public struct ChurnScenario {
             "members \(count)", "latency \(latency)", "loss \(lossRate)", "churn \(churnPhase)",
             "liveness \(livenessPhase)", "attachment \(content.count) bytes",
         ]
+        // After the options are set: the drawn schedule is printed with them on failure.
+        if exploresSchedules { net.explore(schedule) }
         let grant = session.invitation()
         var members = [Member](repeating: Member(), count: count)
         var ledger = ChurnLedger()
@@ -310,18 +311,22 @@ public struct ChurnScenario {
         if let violation = ledger.violations.first {
             throw net.failure("\(ledger.violations.count) violation(s); first: \(violation)")
         }
+        /// Node `index`'s connections as `peer:id:state`, for failure messages.
+        func connections(_ index: Int) -> String {
+            guard let node = net.node(index) else { return "down" }
+            return node.endpoint.connectionIDs.map { id -> String in
+                let connection = node.endpoint.connection(id)!
+                let peer = (0..<count).first { session.staticKey($0) == connection.peer } ?? -1
+                return "\(peer):\(id):\(connection.state)"
+                    + (connection.bytesInFlight > 0 ? " inflight \(connection.bytesInFlight)" : "")
+            }.joined(separator: ",")
+        }
         var alive: [Int: Int] = [:]
         for index in 0..<count where members[index].alive { alive[index] = members[index].incarnation }
         let (stuck, examples) = ledger.unresolved(alive: alive)
         guard stuck == 0 else {
             let dropped = (0..<count).map { index -> String in
                 guard let node = net.node(index), let core = node.core else { return "\(index): down" }
-                let connections = node.endpoint.connectionIDs.map { id -> String in
-                    let connection = node.endpoint.connection(id)!
-                    let peer = (0..<count).first { session.staticKey($0) == connection.peer } ?? -1
-                    return "\(peer):\(id):\(connection.state)"
-                        + (connection.bytesInFlight > 0 ? " inflight \(connection.bytesInFlight)" : "")
-                }
                 let views = (0..<count).map { other -> String in
                     let key = session.staticKey(other)
                     let m = core.membership
@@ -330,7 +335,7 @@ public struct ChurnScenario {
                 }
                 return
                     "\(index): epoch \(core.membership.local.epoch) views \(views) dropped \(core.nonMemberMessagesDropped), held \(core.earlyMessagesHeld), "
-                    + "active \(core.membership.activeMembers.count), phase \(core.membership.phase), \(connections)"
+                    + "active \(core.membership.activeMembers.count), phase \(core.membership.phase), \(connections(index))"
             }
             throw net.failure(
                 "\(stuck) accepted message(s) neither delivered nor reported \(livenessPhase) after healing: "
@@ -350,7 +355,8 @@ public struct ChurnScenario {
             }
             throw net.failure(
                 "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
-                    + views.joined(separator: "; ") + "]")
+                    + views.joined(separator: "; ") + "] connections ["
+                    + joined.map { "\($0): " + connections($0) }.joined(separator: "; ") + "]")
         }
         let seenActivities = Set(joined.map { net.node($0)!.activityPayload ?? [] })
         guard seenActivities.count <= 1 else {
