@@ -22,6 +22,27 @@ struct EndpointHandshakeTests {
         return (a, b, sent[0])
     }
 
+    @Test("A fresh answer is a handshake in progress: a redial starts its own only once the answer went unconfirmed")
+    func redialLeavesAFreshAnswerAlone() throws {
+        let (a, b0, initiation) = try Self.members()
+        var b = b0
+        b.handle(datagram: initiation, from: EndpointPair.address(1), now: .zero)
+        #expect(EndpointPair.drain(&b, now: .zero).count == 1, "b answers")
+        // Right after answering (the redials of both sides fell due together): a new initiation of b's would
+        // supersede the connection a establishes with this answer. Before the fix it was sent, on both sides, at every
+        // redial (churn-schedule seed 1560: two members never met again).
+        let soon = Instant.zero + .milliseconds(1)
+        let early = b.initiateIfOnlyAnswering(a.staticKey, now: soon)
+        #expect(!early)
+        #expect(EndpointPair.drain(&b, now: soon).isEmpty)
+        // Unconfirmed for a whole retry interval (the answer went to an initiation a replaced, or a paused): b starts
+        // its own (TEST-MATRIX X2).
+        let retry = ConnectionConfiguration().handshakeRetryInterval
+        let late = b.initiateIfOnlyAnswering(a.staticKey, now: .zero + retry)
+        #expect(late)
+        #expect(EndpointPair.drain(&b, now: .zero + retry).count == 1)
+    }
+
     @Test("An initiation from a static key not in the roster, with a valid member mac1, is dropped after DH (H3)")
     func strangerWithMemberMac() throws {
         var (_, b, _) = try Self.members()

@@ -153,10 +153,18 @@ public struct Endpoint {
     /// responder (it answered the peer's initiation, and the peer never confirmed the keys: the answer went to an
     /// initiation the peer had already replaced). Returns whether it did. Without this, both sides could wait for
     /// each other until the handshake timeout (TEST-MATRIX X2: a member paused mid-handshake).
+    ///
+    /// Only an answer older than the handshake retry interval counts as unconfirmed: a fresh one is a handshake in
+    /// progress, which the peer confirms within a round trip, and a new initiation of ours would supersede the
+    /// connection the peer has just established. When both sides' redials fell due together (the churn scenario's
+    /// seed 1560 under late timers and batched reads), each side killed the other's fresh handshake this way at
+    /// every redial, and the two members never met again.
     @discardableResult
     public mutating func initiateIfOnlyAnswering(_ peer: X25519PublicKey, now: Instant) -> Bool {
         guard let id = liveConnection(to: peer), let connection = connections[id], connection.state == .connecting,
-            connection.initiation == nil, connection.nextInitiationAt == nil
+            connection.initiation == nil, connection.nextInitiationAt == nil,
+            connection.lastInitiationAcceptedAt.map({ now - $0 >= configuration.connection.handshakeRetryInterval })
+                ?? true
         else { return false }
         connections[id]!.requestHandshake(now: now)
         sendInitiationIfWanted(id, now: now)
