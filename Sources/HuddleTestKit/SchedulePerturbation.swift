@@ -8,7 +8,7 @@ import HuddleProtocol
 /// None of this changes what a correct node may promise: the churn scenario's `churn-schedule` variant draws one
 /// perturbation per seed (``explored(seed:)``) and runs every checker on it, so a guarantee that holds only under the
 /// simulator's tidy default schedule fails a seed instead of a user.
-public struct SchedulePerturbation: Sendable, Equatable, CustomStringConvertible {
+public struct SchedulePerturbation: Sendable, CustomStringConvertible {
     /// How late a timer may fire after its deadline (each new deadline draws its lateness once, uniformly below
     /// this); zero: on time.
     public var timerLateness: Duration = .zero
@@ -68,10 +68,7 @@ public struct SchedulePerturbation: Sendable, Equatable, CustomStringConvertible
         return due
     }
 
-    public static func == (lhs: SchedulePerturbation, rhs: SchedulePerturbation) -> Bool {
-        lhs.description == rhs.description
-    }
-
+    /// What is bent, for failure messages ("default schedule" when nothing is).
     public var description: String {
         var parts: [String] = []
         if timerLateness > .zero { parts.append("timers up to \(timerLateness) late") }
