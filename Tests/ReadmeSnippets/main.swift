@@ -1,46 +1,54 @@
 import Huddle
 
 struct DrawTogether: GroupActivity {
+    static let activityIdentifier = "com.example.draw-together"  // every member must agree on it
     var canvas: String
     var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "Draw: \(canvas)", type: .createTogether) }
 }
 struct Stroke: Codable, Sendable { var points: [Double] }
 
+// Two nodes in one process, each an identity and a UDP socket on 127.0.0.1 (an app starts one, on its device).
 var random = SystemRandomGenerator()
-let identity = Identity(using: &random)  // to keep one across runs: IdentityFile.write(_:to:) and read(from:)
-let node = try await HuddleNode.start(.init(identity: identity, name: "ana"))
-let session = try await node.activate(DrawTogether(canvas: "sketch"))
-try await session.join()
-print(try await session.makeInvitation().ticket)  // hand it to a friend
+let ana = try await HuddleNode.start(.init(identity: Identity(using: &random), name: "ana"))
+let ben = try await HuddleNode.start(.init(identity: Identity(using: &random), name: "ben"))
 
-let messenger = Messenger(session: session)  // .reliable by default
-Task(executorPreference: node.taskExecutor) {  // runs on the node's network thread: no thread switch per message
-    for await (stroke, context) in messenger.messages(of: Stroke.self) { draw(stroke, by: context.source) }
-}
-Task {  // late-joiner catch-up, as in Apple's DrawTogether sample
-    for await change in session.participantChanges {
-        if case .joined(let newcomer) = change { try await messenger.send(canvasState, to: .only([newcomer])) }
-    }
-}
-Task {  // .reliable: each participant active at send time gets it once, in order, or it is reported here
-    for await failure in session.deliveryFailures { print(failure) }  // participant, count, reason
-}
-try await messenger.send(Stroke(points: [0, 1, 2]))
+// Ana starts a session; its ticket is the text a friend joins with.
+let anaSession = try await ana.activate(DrawTogether(canvas: "sketch"))
+try await anaSession.join()
+let ticket = try await anaSession.makeInvitation(validFor: .seconds(600)).ticket
+print("ana's ticket: \(ticket.prefix(24))... (\(ticket.count) characters)")
 
-// Elsewhere: let session = try await node.join(try Invitation(parsing: ticket), as: DrawTogether.self)
-// (session.isLocallyInitiated is false there.) Changing the activity: `session.activity = ...` applies changes in
-// order and reports failures on session.activityErrors; `try await session.setActivity(...)` throws them.
-
-// Attachments (Apple's GroupSessionJournal): every member gets them, late joiners too, without a re-upload.
-struct ImageInfo: Codable, Sendable { var location: [Double] }
-let journal = Journal(session: session)
-let attachment = try await journal.add(contentsOf: imageURL, metadata: ImageInfo(location: [10, 20]))  // <= 100 MiB
-Task {
-    for await attachments in journal.attachments {  // the whole list after every change
-        for attachment in attachments {
-            let info = try attachment.loadMetadata(of: ImageInfo.self)
-            let bytes = try await attachment.load()  // waits until every chunk is verified
-            place(bytes, at: info.location)
+// Ana catches each newcomer up with a stroke (as Apple's DrawTogether does) and waits for the reply.
+let anaMessenger = Messenger(session: anaSession)  // .reliable by default: once and in order, or reported
+let arrivals = anaSession.participantChanges  // subscribed before anyone joins, so no arrival is missed
+let anaSide = Task {
+    for await case .joined(let newcomer) in arrivals {
+        try await anaMessenger.send(Stroke(points: [0, 1, 2]), to: .only([newcomer]))
+        for await (reply, context) in anaMessenger.messages(of: Stroke.self) {
+            print("ana received \(reply.points) from \(context.source.name)")
+            return
         }
     }
 }
+
+// Ben joins with the ticket (a Noise IKpsk2 handshake with a member it names), reads the stroke and replies.
+let benSession = try await ben.join(try Invitation(parsing: ticket), as: DrawTogether.self)
+print("ben joined the canvas \"\(benSession.activity.canvas)\"")
+let benMessenger = Messenger(session: benSession)
+for await (stroke, context) in benMessenger.messages(of: Stroke.self) {
+    print("ben received \(stroke.points) from \(context.source.name)")
+    try await benMessenger.send(Stroke(points: [3, 4]), to: .only([context.source]))
+    break
+}
+try await anaSide.value
+
+// Ben leaves: ana sees it at once (a crash would show as .unreachable after the idle timeout). Then ana leaves.
+let departures = anaSession.participantChanges
+await benSession.leave()
+for await case .left(let participant, let reason) in departures {
+    print("ana saw \(participant.name) go: \(reason)")
+    break
+}
+await anaSession.leave()
+await ben.shutdown()
+await ana.shutdown()
