@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: demo test deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: demo test install uninstall deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -11,19 +11,38 @@ demo: deps
 	$(SWIFT) run -c release huddle demo
 
 ## Installs what is missing, lints, runs every test suite and a short fuzz smoke run.
+test: export HUDDLE_WARNINGS_AS_ERRORS = 1
 test: deps lint protocol-vectors unit-tests docs simulation bench-smoke compare-smoke conformance fuzz-smoke
+
+## Builds `huddle` in release mode and installs it as $(PREFIX)/bin/huddle (PREFIX=/usr/local by default;
+## `make install PREFIX=$$HOME/.local` needs no root). `make uninstall` removes it again.
+PREFIX ?= /usr/local
+install: deps
+	$(SWIFT) build -c release --product huddle
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/huddle" "$(DESTDIR)$(PREFIX)/bin/huddle"
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/huddle"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on your PATH";; esac
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/huddle"
 
 ## Installs libsodium-dev (and pkg-config) with apt when missing, using sudo when not root.
 deps:
 	@scripts/install-deps.sh
 
-## Layering rules (sans-IO modules, import direction) and formatting (swift-format, 4 spaces, 120 columns).
-lint:
+## Layering rules (sans-IO modules, import direction), formatting (swift-format, 4 spaces, 120 columns), and a
+## build of every target of ours (the tests too) with each compiler warning an error (HUDDLE_WARNINGS_AS_ERRORS,
+## read by Package.swift). `make test` builds the same way, so its test runs reuse this build.
+lint: export HUDDLE_WARNINGS_AS_ERRORS = 1
+lint: deps
 	@scripts/check-layers.sh
 	@scripts/check-hygiene.sh
 	@scripts/check-readme.sh
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests FuzzTesting/Package.swift FuzzTesting/Sources
 	@echo "format: ok"
+	$(SWIFT) build --build-tests
+	@echo "warnings: none (every warning in our targets is an error here)"
 
 ## Rewrites sources in the project's format.
 format:
@@ -62,7 +81,7 @@ unit-tests: deps
 ## The unit and loopback suites under ThreadSanitizer, then AddressSanitizer, each in its own build folder
 ## (.build-tsan, .build-asan). Not in `make test`: each builds everything again and runs the suites several times
 ## slower (about 10 minutes each on 2 cores).
-## HUDDLE_SANITIZER stretches the tests' wall-clock bounds (TestTiming; README, "Tests"); the TSan
+## HUDDLE_SANITIZER stretches the tests' wall-clock bounds (TestTiming; docs/TESTING.md); the TSan
 ## and ASan suppressions (false positives only, each explained) are in scripts/{tsan,asan}-suppressions.txt. Leak
 ## detection is off: it reports process-lifetime singletons (SwiftNIO's blocking pool) of every `huddle` the CLI
 ## tests start, on their standard error, at exit.

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -140,7 +140,7 @@ let package = Package(
         ),
         // The README's Swift code, compiled by every build so it cannot rot: main.swift is the README's ```swift
         // blocks verbatim (scripts/check-readme.sh checks it in `make lint`). It depends on Huddle alone, which is
-        // what the README promises an app needs. Built, never run.
+        // what the README promises an app needs. ReadmeExampleTests runs it.
         .executableTarget(
             name: "readme-snippets",
             dependencies: ["Huddle"],
@@ -237,3 +237,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make lint` and `make test` set HUDDLE_WARNINGS_AS_ERRORS: a warning in any of our own targets (the libraries, the
+// tools, the tests) then fails the build. Not by default, so that a newer compiler's new warning cannot stop a
+// newcomer's `make demo` or an app that depends on Huddle.
+if Context.environment["HUDDLE_WARNINGS_AS_ERRORS"] != nil {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+    }
+}

@@ -28,7 +28,8 @@ public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConverti
         case .diskFull(let path):
             "the disk is full writing \(path); free some space and try again (what was already stored is kept)"
         case .tooLarge(let size, let limit):
-            "the file is too large to share: it has \(size) bytes and the limit is \(limit) bytes"
+            "the file is too large to share: it is \(ByteCountText.describe(Int(clamping: size))) and the limit is "
+                + ByteCountText.describe(Int(clamping: limit))
         case .unreadable(let path, let code):
             "cannot read \(path): \(Self.reason(code))"
         case .notRegularFile(let path, let kind):

@@ -73,7 +73,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .activityMismatch(let expected, let found):
             "the session's activity is \"\(found)\", not \"\(expected)\""
         case .messageTooLarge(let size, let limit):
-            "the message is \(size) bytes; the limit is \(limit) (send large data with the journal)"
+            "the message is \(ByteCountText.describe(size)); the limit is \(ByteCountText.describe(limit)) "
+                + "(send large data with the journal)"
         case .datagramTooLarge(let size, let limit):
             "an unreliable message of \(size) bytes does not fit one datagram (limit \(limit)); use .reliable"
         case .notAParticipant(let participant): "\(participant) is not an active participant"
@@ -81,9 +82,11 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .identity(let detail): "identity: \(detail)"
         case .transport(let error): "network: \(error)"
         case .attachmentTooLarge(let size, let limit):
-            "the attachment is \(size) bytes; the limit is \(limit) (100 MiB)"
+            "the attachment is \(ByteCountText.describe(Int(clamping: size))); the limit is "
+                + ByteCountText.describe(Int(clamping: limit))
         case .attachmentMetadataTooLarge(let size, let limit):
-            "the attachment's metadata is \(size) bytes encoded; the limit is \(limit)"
+            "the attachment's metadata is \(ByteCountText.describe(size)) encoded; the limit is "
+                + ByteCountText.describe(limit)
         case .attachmentRemoved: "the attachment was removed from the journal (or the session ended)"
         case .journalFull(let limit): "the journal already holds \(limit) attachments; remove one first"
         case .authorShareFull(let what, let limit):

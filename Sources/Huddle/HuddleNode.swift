@@ -202,8 +202,16 @@ public final class HuddleNode: Sendable {
         return node
     }
 
+    /// The protocol this node speaks, `huddle/1`: the Noise prologue of every handshake, so a node of another
+    /// protocol version never completes one with it (docs/PROTOCOL.md, "Version").
+    public static let protocolVersion = "huddle/1"
+
+    /// How long ``join(_:as:)`` waits for a member the invitation names to answer before it fails with
+    /// ``HuddleError/joinTimedOut``.
+    public static var joinTimeout: Duration { SessionEngine.timing.joinTimeout }
+
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
-    static let prologue = Array("huddle/1".utf8)
+    static let prologue = Array(protocolVersion.utf8)
 
     var localParticipant: Participant {
         Participant(

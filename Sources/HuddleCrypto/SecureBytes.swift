@@ -31,7 +31,7 @@ public final class SecureBytes: @unchecked Sendable {
     /// Creates a copy of `bytes`. The caller remains responsible for wiping its own copy.
     public convenience init(_ bytes: some Collection<UInt8>) {
         self.init(count: bytes.count) { buffer in
-            _ = buffer.copyBytes(from: bytes)
+            buffer.copyBytes(from: bytes)
         }
     }
 

@@ -13,4 +13,7 @@ extension ProtocolLimits {
     /// A relay's challenge tokens are bound to time windows of this length; a token from the current or the
     /// previous window is accepted.
     public static let relayTokenWindow: Duration = .seconds(60)
+    /// Registration events (``RelayServerEvent``) a relay keeps for its operator until polled; beyond it the oldest
+    /// is dropped and counted (``RelayServerStatistics/eventsDropped``): a flood of registrations cannot grow memory.
+    public static let relayServerEventQueueLimit = 1024
 }

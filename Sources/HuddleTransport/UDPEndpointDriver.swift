@@ -119,11 +119,13 @@ public final class UDPEndpointDriver: Sendable {
         do {
             #if os(Linux)
                 // The driver binds the socket itself so it can send on it directly (see DirectDatagramSender).
-                var descriptor: CInt?
-                if transport.directSends {
-                    let address = try SocketAddress.makeAddressResolvingHost(transport.host, port: transport.port)
-                    descriptor = try DirectDatagramSender.boundSocket(to: address)
-                }
+                let descriptor: CInt? =
+                    if transport.directSends {
+                        try DirectDatagramSender.boundSocket(
+                            to: SocketAddress.makeAddressResolvingHost(transport.host, port: transport.port))
+                    } else {
+                        nil
+                    }
             #endif
             let bootstrap = Self.bootstrap(on: loop, transport: transport, receiveOffload: gro).channelInitializer {
                 channel in

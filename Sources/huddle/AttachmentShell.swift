@@ -8,18 +8,24 @@ import Huddle
 /// The chat's attachment commands (`/share PATH`, `/ls`, `/get ID PATH`, `/rm ID`) and the attachment events:
 /// `attachment-added`, `attachment-progress`, `attachment-complete`, `attachment-removed`, `attachment-saved`,
 /// `attachment-failed`. Without `--json` on a terminal, downloads show a progress bar on standard error.
+///
+/// This node's own shares are reported once, by `/share`'s `attachment-shared`: the journal's view of them is not
+/// announced again as `attachment-added`.
 struct AttachmentShell: Sendable {
     let journal: Journal
     let output: EventOutput
+    /// The local participant's id: attachments it authored are not announced as news.
+    let localParticipant: String
     /// Whether to draw progress bars (text output on a terminal).
     let drawsProgressBars: Bool
 
     /// How often progress is reported per attachment, at most.
     static let progressInterval: Duration = .milliseconds(250)
 
-    init(journal: Journal, output: EventOutput) {
+    init(journal: Journal, output: EventOutput, localParticipant: String) {
         self.journal = journal
         self.output = output
+        self.localParticipant = localParticipant
         drawsProgressBars = !output.json && isatty(STDERR_FILENO) == 1
     }
 
@@ -35,7 +41,7 @@ struct AttachmentShell: Sendable {
                 output.emit("attachment-removed", ["id": .string(Self.text(id))], text: "- removed \(Self.text(id))")
             }
             for attachment in attachments where known[attachment.id] == nil {
-                announce(attachment)
+                if attachment.authorID != localParticipant { announce(attachment) }
                 known[attachment.id] = Task { await track(attachment) }
             }
         }
@@ -106,7 +112,7 @@ struct AttachmentShell: Sendable {
 
     private func get(_ prefix: String, to path: String) {
         guard let attachment = find(prefix) else { return }
-        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard let url = destination(of: attachment, path) else { return }
         Task {
             do {
                 try await attachment.save(to: url)
@@ -117,6 +123,25 @@ struct AttachmentShell: Sendable {
                 output.error(code: "get-failed", "\(Self.text(attachment.id)): \(error)")
             }
         }
+    }
+
+    /// Where `/get` writes: `path`, or inside it under the attachment's name when it is a directory. An existing file
+    /// is never overwritten (an error says so); `nil` after reporting why.
+    private func destination(of attachment: Attachment, _ path: String) -> URL? {
+        var url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            // The sharer chose the name: only its last component is used, so it cannot point outside the directory.
+            let name = (Self.name(of: attachment) as NSString).lastPathComponent
+            url.append(path: ["", ".", ".."].contains(name) ? Self.text(attachment.id) : name)
+        }
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            output.error(
+                code: "get-failed",
+                "\(url.path) exists; /get \(Self.text(attachment.id).prefix(8)) with another path, or remove it first")
+            return nil
+        }
+        return url
     }
 
     private func remove(_ prefix: String) async {
@@ -190,7 +215,10 @@ struct AttachmentShell: Sendable {
             case .removed:
                 if barDrawn { StandardError.write("\r\u{1B}[2K", newline: false) }
             }
+            if progress.isFinal { barDrawn = false }
         }
+        // Stopped mid-download (Ctrl-C, leaving): end the bar's line so what follows starts on a line of its own.
+        if barDrawn { StandardError.write("") }
     }
 
     private func drawBar(_ attachment: Attachment, _ progress: AttachmentProgress) {

@@ -12,7 +12,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure round trips, message rate, bulk and journal throughput between two nodes.",
         discussion: """
             Run `huddle bench serve` on one side: it prints a ticket on its first line and serves until SIGINT or \
-            SIGTERM. Run `huddle bench run TICKET --test rtt|rate|bulk|journal|join` on the other: it joins, \
+            SIGTERM. Run `huddle bench run TICKET --test rtt|rate|bulk|journal|rtt-journal|join` on the other: it joins, \
             measures, prints a table (or with --json one JSON object) and leaves.
             """,
         subcommands: [BenchServeCommand.self, BenchRunCommand.self]

@@ -8,7 +8,7 @@ import Huddle
 
 /// Runs a joined chat session: prints participant changes, messages and attachments, and reads commands from
 /// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
-/// `/get ID PATH`, `/rm ID`, `/leave`, `/end`).
+/// `/get ID PATH`, `/rm ID`, `/leave`, `/end`, `/help`).
 struct ChatRunner {
     /// What standard input takes, for `huddle help host` / `help join`.
     static let commandHelp = """
@@ -20,8 +20,9 @@ struct ChatRunner {
           /ls           list attachments: id, name, size, holders, progress
           /get ID PATH  save an attachment once complete (any unique prefix of the id works)
           /rm ID        remove an attachment for everyone
-          /leave        leave (the session goes on without this node)
+          /leave        leave (the session goes on without this node); confirmed by `left`
           /end          end the session for everyone
+          /help         list these commands
         At the end of input the node leaves, unless --stay is given. SIGINT or SIGTERM (Ctrl-C) leaves too, also \
         while joining; a second one exits at once.
         """
@@ -42,7 +43,8 @@ struct ChatRunner {
     /// Returns the process exit status.
     func run() async -> Int32 {
         let messenger = Messenger(session: session)
-        let attachments = AttachmentShell(journal: Journal(session: session), output: output)
+        let attachments = AttachmentShell(
+            journal: Journal(session: session), output: output, localParticipant: session.localParticipant.id)
         // Subscribed before anything is printed or sent, so no change or failure falls between the roster printed
         // with `joined` and the streams (a change seen twice is harmless; one missed is not).
         let changes = session.participantChanges
@@ -103,6 +105,9 @@ struct ChatRunner {
         switch outcome {
         case .leave:
             await session.leave()
+            output.emit(
+                "left", ["session": .string(session.id.description)],
+                text: "left the session (the others go on without you)")
         case .ended:
             break
         case .sessionOver(let reason):
@@ -138,11 +143,16 @@ struct ChatRunner {
                 }
             case "/peers":
                 await printPeers()
+            case "/help":
+                output.emit(
+                    "help", ["text": .string(Self.commandHelp)],
+                    text: Self.commandHelp.trimmingCharacters(in: .newlines))
             default:
                 if text.hasPrefix("/") {
                     output.error(
                         code: "unknown-command",
-                        "unknown command \(text); try /invite, /peers, /share, /ls, /get, /rm, /leave, /end")
+                        "unknown command \(text); /help lists them: /invite, /peers, /share, /ls, /get, /rm, /leave, "
+                            + "/end")
                     continue
                 }
                 do {

@@ -10,8 +10,13 @@ struct DiscoverCommand: AsyncParsableCommand {
         discussion: """
             Listens for announcements (UDP multicast to \(NearbySession.multicastGroup):\(NearbySession.port)) for a few \
             seconds and prints each session once: its name, the announcing member and its address. Join one with \
-            `huddle join --lan NAME`. Exit status: 0 (also when nothing was heard), 1 when the network cannot be \
-            listened to.
+            `huddle join --lan NAME`. Exit status: 0 when a session was heard, 1 when the network cannot be \
+            listened to, 2 when nothing was heard (a `nothing-found` event).
+
+            Examples:
+              huddle discover
+              huddle discover --seconds 10 --json
+              huddle discover --watch --seconds 60
             """
     )
 
@@ -40,15 +45,27 @@ struct DiscoverCommand: AsyncParsableCommand {
             output.error(code: "discover-failed", "\(error)")
             throw ExitCode(1)
         }
+        output.waiting(for: "sessions announced on the local network", seconds: seconds)
         let listening = Task {
             var seen: Set<String> = []
             for await nearby in heard where seen.insert(nearby.invitation.ticket).inserted {
                 output.nearby(nearby)
             }
+            return seen.count
         }
         try? await Task.sleep(for: .seconds(seconds))
         listening.cancel()
-        await listening.value
+        try Self.finish(found: await listening.value, seconds: seconds, output: output)
+    }
+
+    /// Exit status 2 with a `nothing-found` event when no session was heard in `seconds`.
+    static func finish(found: Int, seconds: Double, output: EventOutput) throws {
+        guard found == 0 else { return }
+        output.emit(
+            "nothing-found", ["seconds": .number(seconds)],
+            text: "no session was announced on the local network within \(EventOutput.seconds(seconds)) "
+                + "(huddle host --lan NAME announces one; multicast must reach this machine)")
+        throw ExitCode(2)
     }
 }
 
@@ -62,19 +79,25 @@ extension DiscoverCommand {
             output.error(code: "discover-failed", "\(error)")
             throw ExitCode(1)
         }
+        output.waiting(for: "sessions announced on the local network", seconds: seconds)
         let watching = Task {
             var listed: [String: NearbySession] = [:]
+            var found = 0
             for await sessions in lists {
                 let now = Dictionary(
                     sessions.map { ($0.invitation.ticket, $0) }, uniquingKeysWith: { first, _ in first })
-                for (ticket, session) in now where listed[ticket] == nil { output.nearby(session) }
+                for (ticket, session) in now where listed[ticket] == nil {
+                    output.nearby(session)
+                    found += 1
+                }
                 for (ticket, session) in listed where now[ticket] == nil { output.nearbyGone(session) }
                 listed = now
             }
+            return found
         }
         try? await Task.sleep(for: .seconds(seconds))
         watching.cancel()
-        await watching.value
+        try Self.finish(found: await watching.value, seconds: seconds, output: output)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Huddle
+import HuddleProtocol
 import NIOCore
 
 /// Prints what happens in the session: one JSON object per line (`--json`), or lines for people.
@@ -112,6 +113,46 @@ struct EventOutput: Sendable {
         let host = address.ipAddress.map { address.protocol == .inet6 ? "[\($0)]" : $0 } ?? "127.0.0.1"
         let url = "http://\(host):\(address.port ?? 0)/metrics"
         emit("metrics", ["url": .string(url)], text: "metrics at \(url)")
+    }
+
+    /// A node registered at this relay or its registration ended (`huddle relay`): `relay-registered` with the
+    /// node's `key` (the first 8 bytes of its X25519 static key in hex) and the `address` the relay sees it at, or
+    /// `relay-unregistered` with the `key` and the `reason` (`expired`: not refreshed for 60 s; `displaced`: another
+    /// node registered from its address).
+    func relayEvent(_ event: RelayServerEvent) {
+        switch event {
+        case .registered(let key, let address):
+            let key = Self.shortHex(key.bytes)
+            emit(
+                "relay-registered", ["key": .string(key), "address": .string("\(address)")],
+                text: "registered: node \(key) at \(address)")
+        case .unregistered(let key, let reason):
+            let key = Self.shortHex(key.bytes)
+            emit(
+                "relay-unregistered", ["key": .string(key), "reason": .string(reason.rawValue)],
+                text: "unregistered: node \(key) ("
+                    + (reason == .expired ? "no refresh for 60 s" : "another node registered from its address") + ")")
+        }
+    }
+
+    /// The first 8 bytes of `bytes` in lowercase hex.
+    static func shortHex(_ bytes: some Collection<UInt8>) -> String {
+        bytes.prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A wait longer than a second begins: what it waits `for` and for how long at most. `waiting` in `--json`;
+    /// for people a line on standard error, so standard output keeps only what the session says.
+    func waiting(for what: String, seconds: Double) {
+        if json {
+            emit("waiting", ["for": .string(what), "seconds": .number(seconds)], text: "")
+        } else {
+            StandardError.write("waiting up to \(Self.seconds(seconds)) for \(what) ...")
+        }
+    }
+
+    /// `seconds` for people: `30 s`, `2.5 s`.
+    static func seconds(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     func ticket(_ invitation: Invitation) {

@@ -9,6 +9,12 @@ struct HostCommand: AsyncParsableCommand {
         discussion: """
             Prints the ticket first (with --json: {"event":"ticket",...}), then what happens.
 
+            Examples:
+              huddle host --name ana                              # on this machine (loopback)
+              huddle host --name ana --listen 0.0.0.0:7000        # reachable from other machines on port 7000
+              huddle host --name ana --relay relay.example:3478   # members behind NATs meet through a relay
+              huddle host --name ana --lan "Ana's room" --json    # also announced nearby; JSON events
+
             """ + ChatRunner.commandHelp
     )
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Huddle
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -10,11 +11,24 @@ struct HuddleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "huddle",
         abstract: "A peer-to-peer, end-to-end encrypted UDP mesh node (GroupActivities-style sessions).",
+        discussion: """
+            Examples:
+              huddle demo                          # a four-member session over UDP, in one process
+              huddle host --name ana               # start a chat session; prints a ticket
+              huddle join TICKET --name ben        # join it from another terminal
+              huddle host --lan "Ana's room"       # also announce it on the local network
+              huddle discover                      # list the sessions announced nearby
+              huddle relay --listen 0.0.0.0:3478   # a relay for members behind NATs
+            """,
+        version: HuddleCommand.version,
         subcommands: [
             DemoCommand.self, HostCommand.self, JoinCommand.self, DiscoverCommand.self, RelayCommand.self,
             BenchCommand.self, IdentityCommand.self,
         ]
     )
+
+    /// What `huddle --version` prints: this build's version and the protocol it speaks.
+    static let version = "huddle 0.3.0 (protocol \(HuddleNode.protocolVersion))"
 
     static func main() async {
         // Scripts drive this binary through pipes; line buffering keeps output intact if it is killed.

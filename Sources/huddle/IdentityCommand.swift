@@ -9,9 +9,13 @@ struct IdentityCommand: ParsableCommand {
     )
 
     @Option(name: .long, help: "Path of the identity file (created with mode 0600 if missing).")
-    var identity: String = IdentityStore.defaultPath
+    var identity: String?
+
+    @Option(help: "The display name whose identity to show (~/.huddle/identities/NAME), when --identity is not given.")
+    var name: String = NodeOptions.defaultName
 
     func run() throws {
+        let identity = identity ?? IdentityStore.path(forName: name)
         let loaded: (identity: Identity, created: Bool)
         do {
             loaded = try IdentityStore.loadOrCreate(at: identity)

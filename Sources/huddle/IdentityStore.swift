@@ -7,23 +7,40 @@ import HuddleTransport
 
 /// Loads the node identity from its file, creating it (mode 0600, parent directories 0700) when missing.
 ///
-/// A running node holds its identity file with an advisory lock (`flock`) until it exits. Two nodes with one identity
-/// cannot meet (a node never connects to its own key), so a node started without `--identity` while another running
-/// node holds `~/.huddle/identity` takes the first free one of `~/.huddle/identity-2` ... `-8` instead and says so:
-/// two terminals on one machine just work, and each keeps its identity from run to run.
+/// Each display name keeps its own identity: `--name ana` uses `~/.huddle/identities/ana`, so a name is the same
+/// participant from run to run, and a new name is a new participant (never another name's identity). A running node
+/// holds its identity file with an advisory lock (`flock`) until it exits. Two nodes with one identity cannot meet (a
+/// node never connects to its own key), so a second node started under a name a running node already uses takes the
+/// first free `NAME-2` ... `NAME-8` file instead and says so: two terminals on one machine just work.
 enum IdentityStore {
-    /// `~/.huddle/identity`.
-    static var defaultPath: String {
+    /// `~/.huddle`.
+    static var directory: String {
         let home = getenv("HOME").map { String(cString: $0) } ?? "."
-        return home + "/.huddle/identity"
+        return home + "/.huddle"
     }
 
-    /// How many default identities a machine offers before asking for `--identity`.
-    static let defaultSlots = 8
+    /// `~/.huddle/identities/NAME`, with every character outside `A-Z a-z 0-9 . _ -` (and a leading dot) written
+    /// as `%XX` of its UTF-8 bytes, so any display name is one plain file name.
+    static func path(forName name: String) -> String {
+        var file = ""
+        for byte in name.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            let plain =
+                byte < 0x80
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar))
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                    || (byte == UInt8(ascii: ".") && !file.isEmpty))
+            file += plain ? String(scalar) : String(format: "%%%02X", byte)
+        }
+        return "\(directory)/identities/\(file.isEmpty ? "%" : file)"
+    }
 
-    /// The default identity file number `slot` (1: ``defaultPath``, then `identity-2`, ...).
-    static func defaultPath(slot: Int) -> String {
-        slot == 1 ? defaultPath : "\(defaultPath)-\(slot)"
+    /// How many identities one name offers running processes before asking for `--identity`.
+    static let slotsPerName = 8
+
+    /// The identity file number `slot` of `name` (1: ``path(forName:)``, then `NAME-2`, ...).
+    static func path(forName name: String, slot: Int) -> String {
+        slot == 1 ? path(forName: name) : "\(path(forName: name))-\(slot)"
     }
 
     /// An identity held for this process.
@@ -39,23 +56,23 @@ enum IdentityStore {
     }
 
     /// The identity at `explicitPath` (shared with other processes if they hold it too: the person chose it), or
-    /// without one the first default identity no running node holds. Keeps the lock until the process exits.
-    static func acquire(explicitPath: String?) throws -> Held {
+    /// without one the first identity of `name` no running node holds. Keeps the lock until the process exits.
+    static func acquire(explicitPath: String?, name: String) throws -> Held {
         if let explicitPath {
             let loaded = try loadOrCreate(at: explicitPath)
             let locked = try lock(explicitPath)
             return Held(identity: loaded.identity, path: explicitPath, created: loaded.created, shared: !locked)
         }
-        for slot in 1...defaultSlots {
-            let path = defaultPath(slot: slot)
+        for slot in 1...slotsPerName {
+            let path = path(forName: name, slot: slot)
             let loaded = try loadOrCreate(at: path)
             if try lock(path) {
                 return Held(identity: loaded.identity, path: path, created: loaded.created, shared: false)
             }
         }
         throw CLIError(
-            "\(defaultPath) and \(defaultPath)-2 to -\(defaultSlots) are all held by running huddle processes; "
-                + "give this one its own identity with --identity PATH")
+            "\(path(forName: name)) and its -2 to -\(slotsPerName) are all held by running huddle processes named "
+                + "\"\(name)\"; choose another --name, or an identity with --identity PATH")
     }
 
     /// Descriptors of the identity files this process holds, kept open (closing one would release its lock).

@@ -20,7 +20,7 @@ struct InMemoryDemo {
 
     mutating func run() throws {
         let started = clock.now
-        print("Huddle demo: the crypto and wire layers, in memory (the UDP mesh comes with the transport layer)")
+        print("Huddle demo: the crypto and wire layers, in memory (huddle demo without --wire runs the UDP mesh)")
         print("")
 
         // 1. Identities.
@@ -36,12 +36,12 @@ struct InMemoryDemo {
         let handshakeStarted = clock.now
         let protocolName = NoisePattern.ikpsk2.protocolName(hash: .sha256)
         print("2. Handshake: \(protocolName), pre-shared key from the session secret")
-        var initiator = try NoiseHandshake(
+        let initiator = try NoiseHandshake(
             configuration: .init(
                 pattern: .ikpsk2, role: .initiator, prologue: Self.prologue, staticKey: alice.agreementKey,
                 remoteStaticKey: bob.agreementKey.publicKey, presharedKeys: [sessionKey]),
             using: &random)
-        var responder = try NoiseHandshake(
+        let responder = try NoiseHandshake(
             configuration: .init(
                 pattern: .ikpsk2, role: .responder, prologue: Self.prologue, staticKey: bob.agreementKey,
                 presharedKeys: [sessionKey]),
@@ -177,7 +177,7 @@ struct InMemoryDemo {
         print("")
         print("Done in \(Self.format(clock.now - started)).")
         print("The protocol core built on these runs in the network simulator: swift run -c release huddle-sim --list.")
-        print("The UDP mesh comes next.")
+        print("That was the protocol layer alone; huddle demo (without --wire) runs the same over a UDP mesh.")
     }
 
     // MARK: - Helpers

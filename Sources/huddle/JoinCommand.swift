@@ -14,6 +14,11 @@ struct JoinCommand: AsyncParsableCommand {
             ticket is unusable (damaged, expired, or made by this node's own identity), 3 when joining fails, \
             128 + the signal when SIGINT or SIGTERM interrupts the join (the node leaves first).
 
+            Examples:
+              huddle join huddle:... --name ben
+              huddle join --lan "Ana's room" --name ben
+              huddle join huddle:... --name ben --json --stay < /dev/null   # a scripted member
+
             """ + ChatRunner.commandHelp
     )
 
@@ -71,6 +76,8 @@ struct JoinCommand: AsyncParsableCommand {
             return signal
         }
         let session: GroupSession<ChatActivity>
+        output.waiting(
+            for: "a member the ticket names to answer", seconds: Double(HuddleNode.joinTimeout.components.seconds))
         do {
             session = try await node.join(invitation, as: ChatActivity.self)
         } catch {
@@ -110,6 +117,7 @@ struct JoinCommand: AsyncParsableCommand {
     /// exit 2 when none is heard within `seconds` or the network cannot be listened to.
     static func announced(_ name: String, within seconds: Double, output: EventOutput) async throws -> Invitation {
         let nearby: NearbySession?
+        output.waiting(for: "the session announced as \"\(name)\" on the local network", seconds: seconds)
         do {
             nearby = try await NearbyLookup.find(name, within: seconds)
         } catch {

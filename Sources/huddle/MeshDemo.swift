@@ -197,8 +197,9 @@ struct MeshDemo {
         try await waitUntil("the end") { cySession.state != .joined && deeSession.state != .joined }
         log("ben ended the session for everyone: cy is \(cySession.state), dee is \(deeSession.state)")
         print("\nEverything above ran over real UDP sockets with end-to-end encryption. Next:")
-        print("  huddle host            # start a chat session and print a ticket")
-        print("  huddle join TICKET     # join it from another terminal")
+        print("  make install                 # put huddle on the PATH (make install PREFIX=$HOME/.local: no root)")
+        print("  huddle host --name ana       # start a chat session and print its ticket")
+        print("  huddle join TICKET --name ben  # join it from another terminal")
     }
 
     /// The first attachment of `session`'s journal, once every byte is verified.

@@ -11,7 +11,10 @@ import Prometheus
 
 /// Options every command that runs a node takes.
 struct NodeOptions: ParsableArguments {
-    @Option(help: "Address to listen on, HOST:PORT ([IPv6]:PORT for IPv6; port 0 picks a free one).")
+    @Option(
+        help:
+            "Address to listen on, HOST:PORT ([IPv6]:PORT for IPv6; a bare PORT: on 127.0.0.1; port 0 picks a free one)."
+    )
     var listen: String = "127.0.0.1:0"
 
     @Option(
@@ -26,12 +29,13 @@ struct NodeOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Path of the identity file (created with mode 0600 if missing).",
-            discussion: "Default: ~/.huddle/identity, or when another running huddle process holds it the first free "
-                + "~/.huddle/identity-2 ... -8 (so two terminals on one machine are two participants).",
+            discussion: "Default: the name's own, ~/.huddle/identities/NAME (so a name keeps its identity from run to "
+                + "run), or when another running huddle process holds it the first free NAME-2 ... -8 (so two "
+                + "terminals on one machine are two participants).",
             valueName: "path"))
     var identity: String?
 
-    @Option(help: "Display name other participants see.")
+    @Option(help: "Display name other participants see; each name keeps its own identity (see --identity).")
     var name: String = NodeOptions.defaultName
 
     @Option(
@@ -72,13 +76,24 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "Diagnostics level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
 
+    /// The user's login name (`USER`, `LOGNAME`), else the host name, else `huddler`.
     static var defaultName: String {
-        getenv("USER").map { String(cString: $0) } ?? "huddler"
+        for variable in ["USER", "LOGNAME"] {
+            if let value = getenv(variable).map({ String(cString: $0) }), !value.isEmpty { return value }
+        }
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0 {
+            let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !name.isEmpty { return name }
+        }
+        return "huddler"
     }
 
     /// The listen address split into host and port.
     func hostAndPort() throws -> (host: String, port: Int) {
-        try Self.split(listen, option: "--listen")
+        // A bare port listens on loopback, as --metrics does: reaching other machines is a choice (0.0.0.0:PORT).
+        if let port = Int(listen), (0...65535).contains(port) { return ("127.0.0.1", port) }
+        return try Self.split(listen, option: "--listen")
     }
 
     /// Splits `HOST:PORT` (`[IPv6]:PORT` for IPv6) given as `option`; an empty host means every IPv4 address.
@@ -173,9 +188,9 @@ struct NodeOptions: ParsableArguments {
         let advertised = try advertisedAddresses()
         let held: IdentityStore.Held
         do {
-            held = try IdentityStore.acquire(explicitPath: identity)
+            held = try IdentityStore.acquire(explicitPath: identity, name: name)
         } catch {
-            throw CLIError(IdentityStore.describe(error, path: identity ?? IdentityStore.defaultPath))
+            throw CLIError(IdentityStore.describe(error, path: identity ?? IdentityStore.path(forName: name)))
         }
         if held.created { StandardError.write("created identity \(held.path)") }
         if held.shared {
@@ -183,10 +198,10 @@ struct NodeOptions: ParsableArguments {
                 "note: \(held.path) is also held by another running huddle process; nodes sharing an identity cannot "
                     + "meet (give each its own with --identity PATH)")
         }
-        if identity == nil && held.path != IdentityStore.defaultPath {
+        if identity == nil && held.path != IdentityStore.path(forName: name) {
             StandardError.write(
-                "note: \(IdentityStore.defaultPath) is held by another running huddle process; this one is "
-                    + "\(held.path) (choose with --identity PATH)")
+                "note: \(IdentityStore.path(forName: name)) is held by another running huddle process named \"\(name)\"; "
+                    + "this one is \(held.path) (a --name of its own, or --identity PATH, chooses)")
         }
         var logger = Logger(label: "huddle")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning

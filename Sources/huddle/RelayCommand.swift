@@ -15,18 +15,23 @@ struct RelayCommand: AsyncParsableCommand {
             relay forwards sealed packets between registered nodes and tells each the address it sees it at; it \
             never holds session keys. A node registers by proving its static key; the relay forwards only between \
             registered nodes, at most --rate bytes per second for each. Runs until SIGINT or SIGTERM, then prints \
-            its counters.
+            its counters; with --json each registration is a relay-registered event and each one that ends a \
+            relay-unregistered event.
+
+            Examples:
+              huddle relay                                  # on 0.0.0.0:3478
+              huddle relay --listen 0.0.0.0:3478 --json --rate 2MiB
             """
     )
 
     @Option(help: "Address to listen on, HOST:PORT.")
     var listen: String = "0.0.0.0:3478"
 
-    @Option(help: "Bytes per second the relay forwards for each client (a token bucket).")
-    var rate: Int = 8 << 20
+    @Option(help: "Bytes per second the relay forwards for each client (a token bucket), e.g. 8MiB or 500KiB.")
+    var rate = ByteSize(bytes: 8 << 20)
 
-    @Option(help: "Bytes a client may send above its rate in a burst.")
-    var burst: Int = 1 << 20
+    @Option(help: "Bytes a client may send above its rate in a burst, e.g. 1MiB.")
+    var burst = ByteSize(bytes: 1 << 20)
 
     @Option(help: "Most clients registered at once.")
     var maxClients: Int = 4096
@@ -35,7 +40,7 @@ struct RelayCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard rate > 0, burst >= 1500, maxClients > 0 else {
+        guard rate.bytes > 0, burst.bytes >= 1500, maxClients > 0 else {
             throw ValidationError("--rate and --max-clients must be positive, --burst at least 1500 bytes")
         }
     }
@@ -46,8 +51,8 @@ struct RelayCommand: AsyncParsableCommand {
         let (host, port) = try NodeOptions.split(listen, option: "--listen")
         var random = SystemRandomGenerator()
         var configuration = RelayServerConfiguration(identity: Identity(using: &random))
-        configuration.bytesPerSecondPerClient = rate
-        configuration.burstBytesPerClient = burst
+        configuration.bytesPerSecondPerClient = rate.bytes
+        configuration.burstBytesPerClient = burst.bytes
         configuration.maxRegistrations = maxClients
         let driver: UDPRelayDriver
         do {
@@ -60,9 +65,13 @@ struct RelayCommand: AsyncParsableCommand {
         output.emit(
             "relay-listening", ["address": .string(driver.localAddress.description)],
             text: "relay listening on \(driver.localAddress)")
+        let reporting = Task {
+            for await event in driver.events { output.relayEvent(event) }
+        }
         let signal = await Signals.first()
         let statistics = driver.statistics
         await driver.close()
+        await reporting.value
         output.emit(
             "relay-stopped",
             [

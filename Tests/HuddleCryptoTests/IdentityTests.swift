@@ -49,7 +49,7 @@ struct IdentityTests {
 
         // A symlink planted at the first temporary name is skipped, not written through.
         let victim = directory + "/victim"
-        FileManager.default.createFile(atPath: victim, contents: Data("keep".utf8))
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data("keep".utf8)))
         let destination = directory + "/id2"
         symlink(victim, "\(destination).tmp-\(getpid())-0")
         try IdentityFile.write(identity, to: destination)

@@ -31,14 +31,14 @@ struct NoiseVectorTests {
         func psks(_ key: String) -> [SecureBytes] {
             ((vector[key] as? [String]) ?? []).map { SecureBytes(hex($0)) }
         }
-        var initiator = try NoiseHandshake(
+        let initiator = try NoiseHandshake(
             configuration: .init(
                 pattern: pattern, hashFunction: hash, role: .initiator, prologue: vector.bytes("init_prologue"),
                 staticKey: X25519PrivateKey(secretBytes: vector.bytes("init_static")),
                 remoteStaticKey: vector["init_remote_static"].map { try! X25519PublicKey(bytes: hex($0 as! String)) },
                 presharedKeys: psks("init_psks")),
             ephemeralKey: X25519PrivateKey(secretBytes: vector.bytes("init_ephemeral")))
-        var responder = try NoiseHandshake(
+        let responder = try NoiseHandshake(
             configuration: .init(
                 pattern: pattern, hashFunction: hash, role: .responder, prologue: vector.bytes("resp_prologue"),
                 staticKey: X25519PrivateKey(secretBytes: vector.bytes("resp_static")), presharedKeys: psks("resp_psks")),

@@ -12,7 +12,7 @@ struct AttachmentProcessTests {
     /// A file of `size` pseudo-random bytes in `directory` (a different pattern per chunk, so misplaced chunks show).
     static func makeFile(_ name: String, size: Int, in directory: String) throws -> String {
         let path = "\(directory)/\(name)"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(size + 1)

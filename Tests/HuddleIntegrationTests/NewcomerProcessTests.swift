@@ -37,45 +37,54 @@ struct NewcomerProcessTests {
         return members
     }
 
-    @Test("The README's two-terminal chat on one machine: both use the default identity, and they chat at once")
+    @Test("The README's two-terminal chat on one machine: each name keeps its own identity, and they chat at once")
     func readmeRecipeOnOneMachine() async throws {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }
-        // A fresh home, so the default identity is ~/.huddle/identity of this test.
+        // A fresh home, so the identities are ~/.huddle/identities/NAME of this test.
         let home = ["HOME": cluster.directory]
-        let ana = try cluster.start("ana", ["host", "--name", "ana"], environment: home)
-        let ticket = try await ana.poll("ana prints a ticket", within: 20) {
-            ana.stdoutLines.first { $0.hasPrefix("huddle:") }
-        }
+        let identities = "\(cluster.directory)/.huddle/identities"
+        let ana = try cluster.start("ana", ["host", "--name", "ana", "--json"], environment: home)
+        let ticketEvent = try await ana.waitForEvent("ticket", within: 20)
+        let ticket = try #require(ticketEvent["ticket"])
         let ben = try cluster.start("ben", ["join", ticket, "--name", "ben"], environment: home)
-        // Joining takes milliseconds on loopback; before the fix it waited out the 30 s timeout in silence.
+        // Joining takes milliseconds on loopback; before the fix it waited out the 30 s timeout in silence. It says
+        // what it waits for, and for how long, on standard error.
         try await ben.poll("ben joins", within: 10) { ben.stdoutLines.first { $0.hasPrefix("joined ") } }
-        try await ana.poll("ana sees ben", within: 10) { ana.stdoutLines.first { $0.hasPrefix("+ ben") } }
+        #expect(ben.stderrLines.contains { $0.hasPrefix("waiting up to 30 s for a member") }, "\(ben.stderrLines)")
+        let benJoined = try await ana.waitForEvent("participant-joined", within: 10)
         try ben.send("hello from ben")
-        try await ana.poll("ana hears ben", within: 10) { ana.stdoutLines.first { $0 == "ben: hello from ben" } }
+        try await ana.waitForEvent("message", ["text": "hello from ben"], within: 10)
         try ana.send("hi ben")
         try await ben.poll("ben hears ana", within: 10) { ben.stdoutLines.first { $0 == "ana: hi ben" } }
-        // The second process says which identity it took instead of the busy default, and both are kept.
-        #expect(
-            ben.stderrLines.contains {
-                $0.contains("\(cluster.directory)/.huddle/identity-2") && $0.contains("--identity")
-            },
-            "\(ben.stderrLines)")
-        for name in ["identity", "identity-2"] {
-            #expect(FileManager.default.fileExists(atPath: "\(cluster.directory)/.huddle/\(name)"))
+        for name in ["ana", "ben"] {
+            #expect(FileManager.default.fileExists(atPath: "\(identities)/\(name)"))
         }
+        // A second "ben" while the first runs gets ben-2, says so, and is a participant of its own.
+        let twin = try cluster.start("twin", ["join", ticket, "--name", "ben", "--json"], environment: home)
+        try await twin.waitForEvent("joined", within: 10)
+        #expect(
+            twin.stderrLines.contains { $0.contains("\(identities)/ben-2") && $0.contains("--identity") },
+            "\(twin.stderrLines)")
+        try await ana.waitForEvent("the second ben joins", within: 10) { event in
+            event.name == "participant-joined" && event["name"] == "ben"
+                && event["participant"] != benJoined["participant"]
+        }
+        // /leave is confirmed.
+        try twin.send("/leave")
+        try await twin.waitForEvent("left", within: 10)
+        #expect(try await twin.waitForExit() == 0)
         ben.closeInput()
         #expect(try await ben.waitForExit() == 0)
-        ana.closeInput()
-        #expect(try await ana.waitForExit() == 0)
-        // Once ana is gone, the default identity is free again: the next process takes it.
-        let again = try cluster.start("again", ["host", "--name", "again"], environment: home)
-        _ = try await again.poll("it prints a ticket", within: 20) {
-            again.stdoutLines.first { $0.hasPrefix("huddle:") }
-        }
-        #expect(!again.stderrLines.contains { $0.contains("identity-2") }, "\(again.stderrLines)")
+        // The name keeps its identity: ben again is the same participant, not another name's.
+        let again = try cluster.start("again", ["join", ticket, "--name", "ben", "--json"], environment: home)
+        let rejoined = try await again.waitForEvent("joined", within: 10)
+        #expect(rejoined["participant"] == benJoined["participant"], "\(again.events)")
+        #expect(!again.stderrLines.contains { $0.contains("ben-2") }, "\(again.stderrLines)")
         again.closeInput()
         #expect(try await again.waitForExit() == 0)
+        ana.closeInput()
+        #expect(try await ana.waitForExit() == 0)
     }
 
     @Test("Joining with the host's own identity file fails at once, naming the file and --identity (exit 2)")
@@ -95,7 +104,8 @@ struct NewcomerProcessTests {
         let errors = joiner.stderrLines.filter { $0.hasPrefix("error: ") }
         #expect(errors.count == 1, "\(joiner.stderrLines)")
         #expect(errors.first?.contains(shared) == true && errors.first?.contains("--identity") == true, "\(errors)")
-        #expect(joiner.events.map(\.name) == ["error"] && joiner.events.first?["code"] == "own-ticket")
+        #expect(joiner.events.map(\.name) == ["waiting", "error"], "\(joiner.events)")
+        #expect(joiner.events.last?["code"] == "own-ticket")
         // It was warned that it shares the file with a running process.
         #expect(joiner.stderrLines.contains { $0.hasPrefix("note: \(shared) is also held") }, "\(joiner.stderrLines)")
         host.closeInput()
@@ -113,7 +123,7 @@ struct NewcomerProcessTests {
         _ = try await host.waitForExit()
         for (signal, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
             let label = "joiner-\(name)"
-            // Created beforehand, so the joiner prints nothing until it is interrupted.
+            // Created beforehand, so the joiner prints nothing but its wait until it is interrupted.
             let made = try cluster.start("id", ["id", "--identity", cluster.identityPath(label)])
             #expect(try await made.waitForExit() == 0)
             let joiner = try cluster.join(ticket, as: label)
@@ -126,8 +136,10 @@ struct NewcomerProcessTests {
             #expect(try await joiner.waitForExit(within: 8) == 128 + signal, "\(name): exit status")
             let elapsed = clock.now - sent
             #expect(elapsed < .seconds(5), "\(name): exited after \(elapsed)")
-            #expect(joiner.events.map(\.name) == ["interrupted"], "\(name): \(joiner.events)")
-            #expect(joiner.events.first?["signal"] == name)
+            // It said what it waited for, and for how long, then why it stopped.
+            #expect(joiner.events.map(\.name) == ["waiting", "interrupted"], "\(name): \(joiner.events)")
+            #expect(joiner.events.first?["seconds"] == "30", "\(name): \(joiner.events)")
+            #expect(joiner.events.last?["signal"] == name)
             #expect(joiner.stderrLines.isEmpty, "\(name): \(joiner.stderrLines)")
             print("\(name) ended a waiting join after \(elapsed)")
         }

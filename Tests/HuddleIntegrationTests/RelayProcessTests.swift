@@ -142,6 +142,11 @@ struct RelayProcessTests {
         relay.signal(SIGTERM)
         let stopped = try await relay.waitForEvent("relay-stopped", within: 10)
         #expect(stopped["refused"] == "1" && stopped["forwardedPackets"] == "0", "\(stopped)")
+        // The operator saw Alice register (her key and address), and nothing for Mallory.
+        let registrations = relay.events.filter { $0.name == "relay-registered" }
+        let aliceKey = alice.key.publicKey.bytes.prefix(8).map { String(format: "%02x", $0) }.joined()
+        #expect(registrations.map { $0["key"] } == [aliceKey], "\(relay.events)")
+        #expect(registrations.first?["address"] == "127.0.0.1:\(alice.socket.port)", "\(relay.events)")
     }
 
     @Test("A greedy client gets its rate and burst and no more; another client still gets through")

@@ -76,7 +76,7 @@ struct FlowControlTuningTests {
         var net = try Self.fanIn(senders: 1, oneWay: .milliseconds(50), messages: 10_000, seed: 13)
         try net.run(for: .seconds(4))
         #expect(net.node(0)?.endpoint.receiveWindowGrowth == 14 * 1024 * 1024)
-        let toSender = try #require(Self.receiving(net).id)
+        let toSender = try Self.receiving(net).id
         let now = net.now
         try net.withNode(0) { $0.endpoint.close(toSender, code: .noError, reason: "done", now: now) }
         try net.run(for: .seconds(10))

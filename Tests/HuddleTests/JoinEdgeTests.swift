@@ -28,7 +28,7 @@ struct JoinEdgeTests {
         return Set(peers)
     }
 
-    /// Joins per run: `HUDDLE_JOINS` (200 for the README's figures), else 12.
+    /// Joins per run: `HUDDLE_JOINS` (200 for the figures in docs/PERFORMANCE.md), else 12.
     static var joins: Int { ProcessInfo.processInfo.environment["HUDDLE_JOINS"].flatMap(Int.init) ?? 12 }
 
     @Test("G1: a joiner's messages sent right after join() reach every member exactly once and in order")

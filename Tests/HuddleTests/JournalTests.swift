@@ -36,8 +36,9 @@ func files(in directory: URL) -> [String] {
     guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return [] }
     return enumerator.compactMap { $0 as? String }.filter { path in
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: directory.appending(path: path).path, isDirectory: &isDirectory)
-        return !isDirectory.boolValue
+        let exists = FileManager.default.fileExists(
+            atPath: directory.appending(path: path).path, isDirectory: &isDirectory)
+        return exists && !isDirectory.boolValue
     }
 }
 
@@ -155,7 +156,7 @@ struct JournalTests {
         let folder = temporaryDirectory("large")
         defer { try? FileManager.default.removeItem(at: folder) }
         let large = folder.appending(path: "large.bin")
-        FileManager.default.createFile(atPath: large.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: large.path, contents: nil))
         let handle = try FileHandle(forWritingTo: large)
         try handle.truncate(atOffset: limit + 1)
         try handle.close()
@@ -181,7 +182,7 @@ struct JournalTests {
         #expect(files(in: annData).isEmpty, "nothing stored: \(files(in: annData))")
         // A 100 MiB limit exactly is accepted (sparse: zeros), and then bob hears of it, but of nothing before.
         try FileManager.default.removeItem(at: large)
-        FileManager.default.createFile(atPath: large.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: large.path, contents: nil))
         let exact = try FileHandle(forWritingTo: large)
         try exact.truncate(atOffset: limit)
         try exact.close()

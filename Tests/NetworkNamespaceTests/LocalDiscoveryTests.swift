@@ -80,6 +80,12 @@ struct LocalDiscoveryTests {
             // listing outliving the host until its ticket expires (10 minutes).
             #expect(clock.now - left < .seconds(9), "reported gone after \(clock.now - left)")
             watcher.stop()
+
+            // Nothing is announced any more: discover says so, rather than exiting 0 in silence.
+            let empty = try cluster.start(
+                "empty", ["discover", "--json", "--seconds", "2"], namespace: lab.hosts[1].name)
+            #expect(try await empty.waitForExit(within: 15) == 2)
+            #expect(empty.events.map(\.name) == ["waiting", "nothing-found"], "\(empty.events)")
         }
     }
 }

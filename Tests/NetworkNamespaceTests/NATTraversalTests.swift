@@ -149,7 +149,7 @@ struct NATTraversalTests {
         for index in stride(from: 0, to: bytes.count, by: 4096) {
             bytes[index] = UInt8(truncatingIfNeeded: index >> 12)
         }
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         let clock = ContinuousClock()
         let started = clock.now
         try author.send("/share \(path)")

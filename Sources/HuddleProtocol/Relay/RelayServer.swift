@@ -29,6 +29,7 @@ public struct RelayServer {
     private var keyByAddress: [NetworkAddress: X25519PublicKey] = [:]
     private var tokenSecret: SecureBytes
     private var outbox = Deque<(NetworkAddress, [UInt8])>()
+    private var events = Deque<RelayServerEvent>()
     private var lastExpiry = Instant.zero
 
     /// A relay with `configuration`; its token secret comes from `generator`.
@@ -43,6 +44,15 @@ public struct RelayServer {
 
     /// Clients registered now.
     public var registrationCount: Int { clients.count }
+
+    /// The next registration change, oldest first; `nil` when none is waiting.
+    public mutating func pollEvent() -> RelayServerEvent? { events.popFirst() }
+
+    /// Forgets registrations that have expired by `now`. Call it about once a second: expiry is otherwise only
+    /// noticed when a datagram arrives, and an idle relay would never report a client gone.
+    public mutating func handleTimeout(now: Instant) {
+        expireIfDue(now: now)
+    }
 
     /// Handles one datagram from `source`. Returns where to send it when it is to be forwarded: the datagram was
     /// then rewritten in place into a RELAY_DELIVER naming its sender, of the same length. Replies (challenges,
@@ -105,6 +115,7 @@ public struct RelayServer {
                 keyByAddress[client.address] = nil
                 client.address = source
                 client.authenticator = authenticator
+                report(.registered(key, address: source))
             }
             client.refreshedAt = now
             clients[key] = client
@@ -116,9 +127,13 @@ public struct RelayServer {
             clients[key] = Client(
                 address: source, authenticator: authenticator, refreshedAt: now,
                 tokens: Double(configuration.burstBytesPerClient), tokensUpdatedAt: now)
+            report(.registered(key, address: source))
         }
         // One registration per address: a client that moved leaves its old address free for another.
-        if let previous = keyByAddress[source], previous != key { clients[previous] = nil }
+        if let previous = keyByAddress[source], previous != key {
+            clients[previous] = nil
+            report(.unregistered(previous, reason: .displaced))
+        }
         keyByAddress[source] = key
         statistics.registrationsConfirmed += 1
         guard var reply = try? RelayRegistered(observed: source.wireAddress, mac: [UInt8](repeating: 0, count: 16)),
@@ -196,6 +211,16 @@ public struct RelayServer {
         for (key, client) in clients where now - client.refreshedAt >= ProtocolLimits.relayServerRegistrationLifetime {
             clients[key] = nil
             if keyByAddress[client.address] == key { keyByAddress[client.address] = nil }
+            report(.unregistered(key, reason: .expired))
         }
+    }
+
+    /// Queues `event` for ``pollEvent()``, dropping the oldest at ``ProtocolLimits/relayServerEventQueueLimit``.
+    private mutating func report(_ event: RelayServerEvent) {
+        if events.count >= ProtocolLimits.relayServerEventQueueLimit {
+            events.removeFirst()
+            statistics.eventsDropped += 1
+        }
+        events.append(event)
     }
 }

@@ -24,6 +24,10 @@ public struct RelayServerStatistics: Sendable, Hashable {
     /// Packets a client sent, and bytes, that were dropped over its rate.
     public var rateLimitedBytes = 0
 
+    /// Registration events dropped, the oldest first, because ``ProtocolLimits/relayServerEventQueueLimit`` were
+    /// waiting to be polled.
+    public var eventsDropped = 0
+
     /// No counts yet.
     public init() {}
 }
