@@ -31,6 +31,9 @@ public enum Scenarios {
             scenario.exploresSchedules = true
             return try scenario.run(seed: seed)
         },
+        largeSession(64),
+        largeSession(128),
+        largeSession(256),
         Scenario(
             name: "churn-long",
             summary: "the churn scenario with 10 simulated minutes of churn instead of 60 s [G1, H9, N11, N12]"
@@ -215,4 +218,14 @@ public enum Scenarios {
         return nil
     }
 
+    /// `large-N`: ``LargeSessionScenario`` with `members` members.
+    static func largeSession(_ members: Int) -> Scenario {
+        Scenario(
+            name: "large-\(members)",
+            summary:
+                "\(members) members on one address join in bursts through the founder's ticket, then crash, restart, "
+                + "leave and split while sending; exactly-once, one roster, a full mesh; join-to-mesh time and idle "
+                + "bytes per member [issue 34]"
+        ) { seed in try LargeSessionScenario(members: members).run(seed: seed) }
+    }
 }

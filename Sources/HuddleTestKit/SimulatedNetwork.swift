@@ -60,13 +60,18 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
     /// Called with every datagram a node sends, and the time it is sent.
     private var transmitObservers: [(Int, SimulatedTransmit, Instant) -> Void] = []
 
-    /// A network of `nodes`, node `i` at address `127.0.0.(i + 1):4433`, every link with `conditions`.
-    public init(seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean()) {
+    /// A network of `nodes`, node `i` at `addresses[i]` (by default `127.0.0.(i + 1):4433`, ``address(of:)``),
+    /// every link with `conditions`. Nodes may share an IP address on distinct ports, as members behind one NAT or
+    /// on one machine do.
+    public init(
+        seed: UInt64, nodes: [Node], conditions: LinkConditions = .clean(), addresses: [NetworkAddress]? = nil
+    ) {
         self.seed = seed
         self.random = SimulationRandom(seed: seed)
         self.nodes = nodes
-        addresses = nodes.indices.map { Self.address(of: $0) }
-        indexByAddress = Dictionary(uniqueKeysWithValues: addresses.enumerated().map { ($1, $0) })
+        precondition(addresses.map { $0.count == nodes.count } ?? true, "one address per node")
+        self.addresses = addresses ?? nodes.indices.map { Self.address(of: $0) }
+        indexByAddress = Dictionary(uniqueKeysWithValues: self.addresses.enumerated().map { ($1, $0) })
         defaultConditions = conditions
         scheduledDeadline = Array(repeating: nil, count: nodes.count)
         timerDeadline = Array(repeating: nil, count: nodes.count)

@@ -317,7 +317,12 @@ extension Endpoint {
 
     /// Sends a (re)initiation for connection `id` if one is due: a fresh ephemeral key and timestamp each time.
     mutating func sendInitiationIfWanted(_ id: ConnectionID, now: Instant) {
-        guard let connection = connections[id], connection.wantsInitiation(now: now) else { return }
+        // Asked where the connection lies: every timer pass asks every connection, and a copy of one retains each
+        // of its buffers (in a 64-member session this copy was an eighth of the simulator's time).
+        guard let slot = connections.slot(of: id),
+            connections.withConnection(in: slot, { $0.wantsInitiation(now: now) })
+        else { return }
+        guard let connection = connections[id] else { return }
         guard let peer = peers[connection.peer] else {
             connections[id]!.finish(reason: .unknownPeer, now: now)
             return
