@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: demo test install uninstall deps lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: demo test install uninstall deps large-sessions mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -107,6 +107,32 @@ CHURN_SEEDS ?= 1001-2000
 churn-schedule: deps
 	$(SWIFT) build -c release --product huddle-sim
 	scripts/churn-schedule.sh .build/release/huddle-sim $(CHURN_SEEDS)
+
+## Large sessions in the simulator (issue 34): 64, 128 and 256 members on one address join in bursts, churn and
+## split, checked for exactly-once delivery, one roster and a full mesh; prints join-to-mesh p50/p99/max and idle bytes
+## per member per second. LARGE_SEEDS (1-1 by default). `make test` runs large-64 for one seed.
+LARGE_SEEDS ?= 1-1
+large-sessions: deps
+	$(SWIFT) build -c release --product huddle-sim
+	.build/release/huddle-sim --scenario large-64 --seeds $(LARGE_SEEDS)
+	.build/release/huddle-sim --scenario large-128 --seeds $(LARGE_SEEDS)
+	.build/release/huddle-sim --scenario large-256 --seeds $(LARGE_SEEDS)
+
+## MESH_MEMBERS `huddle` processes on loopback join one session one after another through the host's ticket and
+## each hears every other's line, MESH_RUNS times (48 and 20 by default); fails unless every run forms the full mesh.
+MESH_MEMBERS ?= 48
+MESH_RUNS ?= 20
+mesh: deps
+	$(SWIFT) build -c release --product huddle
+	python3 scripts/mesh.py .build/release/huddle --members $(MESH_MEMBERS) --runs $(MESH_RUNS)
+
+## A soak of SOAK_MINUTES (60 by default) minutes: three `huddle` processes chat continuously, share an attachment
+## every minute and restart a member every four; fails on a lost or duplicated line or on memory or descriptor
+## growth after warm-up (scripts/soak.py states the bounds).
+SOAK_MINUTES ?= 60
+soak: deps
+	$(SWIFT) build -c release --product huddle
+	python3 scripts/soak.py .build/release/huddle --minutes $(SOAK_MINUTES)
 
 ## Builds the libFuzzer targets, replays FuzzTesting/FailCases and fuzzes each target for FUZZ_SECONDS (6).
 fuzz-smoke: deps

@@ -62,6 +62,19 @@ struct ScenarioSuiteTests {
         #expect(report.seedsRun == seeds.count)
     }
 
+    /// The large-session seed `make test` runs (`HUDDLE_LARGE_SEEDS=FIRST-LAST` for others; `make large-sessions`
+    /// runs 64, 128 and 256 members on demand).
+    static let largeSeeds = ProcessInfo.processInfo.environment["HUDDLE_LARGE_SEEDS"].flatMap(parseSeedRange) ?? 1...1
+
+    @Test("64 members on one address join in bursts, churn and split: exactly-once, one roster, a full mesh")
+    func largeSession() throws {
+        let scenario = try #require(Scenarios.named("large-64"))
+        let report = ScenarioReport.run(scenario, seeds: Self.largeSeeds)
+        print(report.line)
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.seedsRun == Self.largeSeeds.count)
+    }
+
     @Test("The churn parts cover the seed lists exactly; the explored variant runs at least 200 committed seeds")
     func churnPartsCoverSeeds() {
         #expect(Self.parts(of: Self.churnSeeds).flatMap { Array($0) } == Array(Self.churnSeeds))
