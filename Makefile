@@ -71,11 +71,12 @@ examples-test: deps
 	python3 Examples/DrawTogether/Tests/browser_test.py --binary Examples/DrawTogether/.build/debug/DrawTogether
 
 ## Unit, property and known-answer tests, loopback and multi-process tests of `huddle`, and (as root) the
-## network-namespace tests (debug build), these last on their own: their 20 MiB transfers between five processes
-## would load the machine under the timing-sensitive loopback tests. The simulation suite runs in release mode.
+## network-namespace tests (debug build) and the 32-process mesh (MeshProcessTests, twice), these last on their own:
+## their 20 MiB transfers between five processes and 32 processes at once would load the machine under the
+## timing-sensitive loopback tests. The simulation suite runs in release mode.
 unit-tests: deps
-	$(SWIFT) test --skip HuddleSimulationTests --skip NetworkNamespaceTests
-	$(SWIFT) test --skip-build --filter NetworkNamespaceTests
+	$(SWIFT) test --skip HuddleSimulationTests --skip NetworkNamespaceTests --skip MeshProcessTests
+	$(SWIFT) test --skip-build --filter NetworkNamespaceTests --filter MeshProcessTests
 
 ## The same with the slow cases too (HUDDLE_SLOW_TESTS=1: e.g. the 30 s join timeout).
 ## The unit and loopback suites under ThreadSanitizer, then AddressSanitizer, each in its own build folder
