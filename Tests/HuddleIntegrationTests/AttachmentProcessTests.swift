@@ -75,6 +75,17 @@ struct AttachmentProcessTests {
         try ada.send("/get \(id) \(cluster.directory)/ada.bin")
         try await ada.waitForEvent("attachment-saved", ["id": id], within: seconds)
         #expect(try identical(source, "\(cluster.directory)/ada.bin"), "ada's copy")
+        // The author heard of its own share once (attachment-shared), not again as news.
+        #expect(!host.events.contains { $0.name == "attachment-added" }, "\(host.events.map(\.name))")
+        // /get into a directory saves under the attachment's name; an existing file is never overwritten.
+        let folder = "\(cluster.directory)/ada-folder"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try ada.send("/get \(id) \(folder)")
+        let intoFolder = try await ada.waitForEvent("attachment-saved", ["id": id, "path": "\(folder)/shared.bin"])
+        #expect(try identical(source, try #require(intoFolder["path"])), "ada's copy in a folder")
+        try ada.send("/get \(id) \(cluster.directory)/ada.bin")
+        let refused = try await ada.waitForEvent("error", ["code": "get-failed"], within: 10)
+        #expect(refused["message"]?.contains("exists") == true, "\(refused)")
 
         // The author leaves; a late joiner gets it from ada alone, through ada's ticket.
         try host.send("/leave")
