@@ -47,16 +47,6 @@ public struct SessionMembership: Sendable {
         case ended
     }
 
-    struct Entry: Sendable {
-        var record: MemberRecord
-        var present: Bool
-        /// The member whose MEMBER_JOINED brought this record while the record's own member had not completed a
-        /// handshake with this node: the record is *unconfirmed*, and counts against that member's
-        /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer``. `nil` once the member connected here, and for
-        /// records from a WELCOME, a join request or the member itself.
-        var introducer: X25519PublicKey? = nil
-    }
-
     /// The session.
     public let session: SessionID
     /// The phase.
@@ -67,32 +57,24 @@ public struct SessionMembership: Sendable {
     public var activity: ActivityRecord? { activityRegister.current }
     /// The activity register (``ActivityRegister``).
     var activityRegister = ActivityRegister()
-
-    var sessionSecret: SecureBytes?
-    var clock: UInt64 = 0
-    var entries: [X25519PublicKey: Entry] = [:]
-    var order: [X25519PublicKey] = []
-    var connected: Set<X25519PublicKey> = []
-    /// Present members that are not active: their connection closed, or could not be established.
-    var unreachable: Set<X25519PublicKey> = []
-    var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
+    /// The other members, present and departed (``Roster``).
+    var members = Roster()
+    /// The connections and the members that became unreachable (``Reachability``).
+    var reachability = Reachability()
+    /// The join, as this node's own and as the sponsor of others (``JoinProcedure``).
+    var join: JoinProcedure
     /// The open invitations (``InvitationBook``).
     var invitations = InvitationBook()
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
     public var invitationsEvicted: Int { invitations.evicted }
-    var hints: [X25519PublicKey] = []
-    /// Where the ticket says each hint is, for dialing it again (see ``ProtocolLimits/maxJoinRedialsPerMember``).
-    var hintAddresses: [X25519PublicKey: [NetworkAddress]] = [:]
-    /// How often this joiner dialed each hint again after its connection closed.
-    var joinRedials: [X25519PublicKey: Int] = [:]
-    var sponsor: X25519PublicKey?
-    var joiningInvitation: AdmissionID?
-    /// Members this joiner sent a join request to: a WELCOME from any of them is accepted.
-    var asked: Set<X25519PublicKey> = []
-    /// Joiners this member welcomed on their current connection: a repeated request gets the same record again.
-    var welcomed: Set<X25519PublicKey> = []
+    /// The session secret, once this node is a member.
+    var sessionSecret: SecureBytes?
+    /// The session's Lamport clock: member epochs and activity values both take their order from it, so it is kept
+    /// here rather than in the roster or the activity register.
+    var clock: UInt64 = 0
     /// The session admission this node opened as a member (``SessionKeys/sessionAdmission(sessionSecret:)``).
     public private(set) var sessionAdmission: AdmissionID?
+    /// The actions not yet polled, in the order they were decided.
     var actions = Deque<MembershipAction>()
     /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
     /// ``receive(_:from:admission:)``).
@@ -116,6 +98,7 @@ public struct SessionMembership: Sendable {
         self.phase = .member
         self.local = local
         self.sessionSecret = sessionSecret
+        self.join = JoinProcedure()
         self.local.epoch = 1
         self.clock = 1
         openSessionAdmission()
@@ -130,10 +113,9 @@ public struct SessionMembership: Sendable {
         self.session = session
         self.phase = .joining
         self.local = local
-        self.joiningInvitation = try SessionKeys.admissionID(invitationSecret: invitationSecret)
-        for member in members where member.staticKey != local.staticKey && !hints.contains(member.staticKey) {
-            hints.append(member.staticKey)
-            hintAddresses[member.staticKey] = member.addresses
+        self.join = JoinProcedure(invitation: try SessionKeys.admissionID(invitationSecret: invitationSecret))
+        for member in members where member.staticKey != local.staticKey {
+            guard join.addHint(member.staticKey, addresses: member.addresses) else { continue }
             actions.append(
                 .authorize(
                     try SessionKeys.joinerCredentials(invitationSecret: invitationSecret, member: member.staticKey))
@@ -151,36 +133,29 @@ public struct SessionMembership: Sendable {
     /// unreachable, in join order (connected or not yet: see the type's rules).
     public var activeMembers: [MemberRecord] {
         guard phase == .member else { return phase == .joining ? [] : [local] }
-        return [local]
-            + order.compactMap { key in
-                guard let entry = entries[key], entry.present, !unreachable.contains(key) else { return nil }
-                return entry.record
-            }
+        return [local] + members.records(excluding: reachability.unreachable)
     }
 
     /// Members of the roster that are unreachable (their connection closed or never completed), in join order: the
     /// ones to dial again.
     public var unreachableMembers: [MemberRecord] {
         guard phase == .member else { return [] }
-        return order.compactMap { key in
-            guard unreachable.contains(key), let entry = entries[key], entry.present else { return nil }
-            return entry.record
-        }
+        return members.records(among: reachability.unreachable)
     }
 
     /// Whether `key` belongs to an active member (see ``activeMembers``), connected or not.
     public func isActiveParticipant(_ key: X25519PublicKey) -> Bool {
-        phase == .member && entries[key]?.present == true && !unreachable.contains(key)
+        phase == .member && members.isPresent(key) && !reachability.isUnreachable(key)
     }
 
     /// Every member in the roster (connected or not), the local node first.
     public var roster: [MemberRecord] {
-        [local] + order.compactMap { key in entries[key].flatMap { $0.present ? $0.record : nil } }
+        [local] + members.records
     }
 
     /// The roster member with Noise static key `key`.
     public func member(_ key: X25519PublicKey) -> MemberRecord? {
-        key == local.staticKey ? local : entries[key].flatMap { $0.present ? $0.record : nil }
+        key == local.staticKey ? local : members.record(key)
     }
 
     /// Whether `key` belongs to a roster member the local node is connected to, so its messages are session traffic
@@ -189,7 +164,7 @@ public struct SessionMembership: Sendable {
     /// its connections close (at most a few seconds): their transports acknowledge them, so dropping them here would
     /// lose them silently; afterwards the senders report what is unacknowledged as `left`.
     public func isActiveMember(_ key: X25519PublicKey) -> Bool {
-        (phase == .member || phase == .left) && connected.contains(key) && entries[key]?.present == true
+        (phase == .member || phase == .left) && reachability.isConnected(key) && members.isPresent(key)
     }
 
     /// Open invitations, for a new member's WELCOME and for tickets.
@@ -211,21 +186,20 @@ public struct SessionMembership: Sendable {
     /// `admitted` says the peer came in under an invitation: it is (re)joining and is treated as a joiner until its
     /// request, even if the roster knows its key (a member that restarted).
     public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress?, admitted: Bool = false) {
-        connected.insert(key)
-        observedAddresses[key] = address
+        reachability.connect(key, address: address)
         switch phase {
         case .joining:
-            // A new connection to the sponsor means it restarted (or the old connection was superseded): it may
-            // have lost the request, so ask again (a sponsor answers a repeated request on a connection once).
-            if (sponsor == nil || sponsor == key), hints.contains(key) { requestJoin(from: key) }
+            // The first hint to answer is asked; a new connection to the sponsor means it may have lost the request
+            // (a sponsor answers a repeated request on a connection once).
+            if join.asksOnConnection(to: key) { requestJoin(from: key) }
         case .member:
-            welcomed.remove(key)
-            guard let entry = entries[key], entry.present else { return }
+            join.connectionOpened(key)
+            guard let record = members.record(key) else { return }
             // Its handshake proves someone holds the record's key: no longer a claim of whoever introduced it.
-            entries[key]!.introducer = nil
+            members.confirm(key)
             // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
             // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
-            if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
+            if reachability.markReachable(key) { actions.append(.participantJoined(record)) }
             // A joiner: wait for its request.
             guard !admitted else { return }
             gossip(to: key)
@@ -236,24 +210,14 @@ public struct SessionMembership: Sendable {
 
     /// The connection to `key` closed.
     public mutating func peerDisconnected(_ key: X25519PublicKey) {
-        guard connected.remove(key) != nil else { return }
+        guard reachability.disconnect(key) else { return }
         switch phase {
         case .joining:
-            guard key == sponsor else { return }
-            sponsor = nil
-            if let next = hints.first(where: { connected.contains($0) }) {
-                requestJoin(from: next)
-            } else if let addresses = hintAddresses[key],
-                joinRedials[key, default: 0]
-                    < ProtocolLimits.maxJoinRedialsPerMember
-            {
-                // The connection worked a moment ago: dial it again rather than fail the join (a member under a
-                // handshake flood may have evicted this joiner's pending admission; the next handshake proves the
-                // address with a cookie and keeps its place).
-                joinRedials[key, default: 0] += 1
-                actions.append(.dial(key, addresses: addresses))
-            } else if hints.allSatisfy({ !connected.contains($0) }) {
-                actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            switch join.connectionClosed(key, connected: reachability.connected) {
+            case .ask(let next): requestJoin(from: next)
+            case .redial(let sponsor, let addresses): actions.append(.dial(sponsor, addresses: addresses))
+            case .fail: actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            case nil: break
             }
         case .member:
             markUnreachable(key)
@@ -267,13 +231,11 @@ public struct SessionMembership: Sendable {
     public mutating func connectFailed(_ key: X25519PublicKey) {
         switch phase {
         case .joining:
-            guard hints.contains(key) else { return }
-            hints.removeAll { $0 == key }
-            if hints.isEmpty, sponsor == nil {
+            if join.hintFailed(key) {
                 actions.append(.joinFailed("no member named in the invitation could be reached"))
             }
         case .member:
-            guard !connected.contains(key) else { return }
+            guard !reachability.isConnected(key) else { return }
             markUnreachable(key)
         case .left, .ended:
             break
@@ -282,13 +244,13 @@ public struct SessionMembership: Sendable {
 
     /// A present member's connection is gone: it stops being active (reported once); a departed one is forgotten.
     private mutating func markUnreachable(_ key: X25519PublicKey) {
-        guard let entry = entries[key] else { return }
+        guard let entry = members.entry(key) else { return }
         guard entry.present else {
-            unreachable.remove(key)
+            reachability.markReachable(key)
             actions.append(.forget(key))
             return
         }
-        if unreachable.insert(key).inserted { actions.append(.participantLeft(entry.record, .unreachable)) }
+        if reachability.markUnreachable(key) { actions.append(.participantLeft(entry.record, .unreachable)) }
     }
 
     /// Sends the roster and the activity to `key`, so an announcement it missed while disconnected still reaches it.
@@ -313,16 +275,13 @@ public struct SessionMembership: Sendable {
     /// when it is the only one. The driver calls this on its timer while ``phase`` is ``Phase/joining``.
     public mutating func retryJoinRequest() {
         guard phase == .joining else { return }
-        let reachable = hints.filter { connected.contains($0) }
-        guard !reachable.isEmpty else { return }
-        let next = sponsor.flatMap { reachable.firstIndex(of: $0) }.map { reachable[($0 + 1) % reachable.count] }
-        requestJoin(from: next ?? reachable[0])
+        guard let next = join.nextToAsk(connected: reachability.connected) else { return }
+        requestJoin(from: next)
     }
 
+    /// Sends `key` a join request, making it the sponsor.
     private mutating func requestJoin(from key: X25519PublicKey) {
-        guard let invitation = joiningInvitation else { return }
-        asked.insert(key)
-        sponsor = key
+        guard let invitation = join.ask(key) else { return }
         send(.joinRequest(session: session, invitation: invitation, member: local), to: key)
     }
 
@@ -341,7 +300,7 @@ public struct SessionMembership: Sendable {
         // already send it roster and activity, which the WELCOME carries anyway.
         if phase == .joining {
             guard case .welcome = message else { return }
-        } else if case .welcome = message, asked.contains(key) {
+        } else if case .welcome = message, join.wasAsked(key) {
             // A second sponsor answered a repeated request: the first WELCOME made this node a member already.
             return
         }
@@ -350,7 +309,7 @@ public struct SessionMembership: Sendable {
         // credentials and, once welcomed, gossips the roster to everyone it is connected to. That is a race, not a
         // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
         // anyway). Only its join request and its own record count.
-        if phase == .member, admission != nil, entries[key]?.present != true {
+        if phase == .member, admission != nil, !members.isPresent(key) {
             switch message {
             case .joinRequest:
                 break
@@ -378,12 +337,13 @@ public struct SessionMembership: Sendable {
             try handleMemberJoined(record, from: key)
         case .memberLeft(let signingKey, let epoch):
             try requireMember(key)
-            guard let entry = entries[key], entry.record.identity.signingKey == signingKey else {
+            guard let entry = members.entry(key), entry.record.identity.signingKey == signingKey else {
                 throw .impersonation
             }
             guard entry.present, entry.record.epoch == epoch else { return }
-            entries[key]!.present = false
-            if unreachable.remove(key) == nil { actions.append(.participantLeft(entry.record, .left)) }
+            members.markDeparted(key)
+            // One already unreachable was reported gone then.
+            if !reachability.markReachable(key) { actions.append(.participantLeft(entry.record, .left)) }
         case .activity(let record):
             // Forwarded as well as original (members pass the current activity to members they reconnect to), so
             // the author need not be the sender: any member may set the activity anyway.
@@ -397,7 +357,7 @@ public struct SessionMembership: Sendable {
             open(grant, owner: key)
         case .sessionEnded(let by):
             try requireMember(key)
-            guard let entry = entries[key], entry.record.identity.signingKey == by else { throw .impersonation }
+            guard let entry = members.entry(key), entry.record.identity.signingKey == by else { throw .impersonation }
             phase = .ended
             actions.append(.ended(by: entry.record))
         case .unknown:
@@ -406,7 +366,7 @@ public struct SessionMembership: Sendable {
     }
 
     private func requireMember(_ key: X25519PublicKey) throws(MembershipError) {
-        guard phase == .member, entries[key] != nil else {
+        guard phase == .member, members.contains(key) else {
             throw .unexpected("membership message from a peer that is not a member")
         }
     }
@@ -427,17 +387,17 @@ public struct SessionMembership: Sendable {
         guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
             throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
         }
-        if welcomed.contains(key), entries[key]?.present == true, let secret = sessionSecret {
+        if join.hasWelcomed(key), members.isPresent(key), let secret = sessionSecret {
             // The joiner asked again on the same connection (its WELCOME is on its way, or it asked another member
             // meanwhile): the same record, a current roster, no new epoch.
             send(.welcome(welcomeMessage(secret: secret)), to: key)
             return
         }
-        guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        guard members.makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
         clock += 1
         var record = member
         record.epoch = clock
-        var addresses = observedAddresses[key].map { [$0] } ?? []
+        var addresses = reachability.observedAddress(of: key).map { [$0] } ?? []
         for address in member.addresses where !addresses.contains(address) { addresses.append(address) }
         record.addresses = Array(addresses.prefix(ProtocolLimits.maxMemberAddresses))
         guard let secret = sessionSecret,
@@ -446,7 +406,7 @@ public struct SessionMembership: Sendable {
 
         reportRestart(of: key)
         insert(record)
-        welcomed.insert(key)
+        join.welcome(key)
         actions.append(.authorize(credentials))
         send(.welcome(welcomeMessage(secret: secret)), to: key)
         // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
@@ -467,7 +427,7 @@ public struct SessionMembership: Sendable {
     )
         throws(MembershipError)
     {
-        guard phase == .joining, asked.contains(key) else {
+        guard phase == .joining, join.wasAsked(key) else {
             throw .unexpected("WELCOME from a peer that was not asked")
         }
         guard welcome.session == session else { throw .wrongSession }
@@ -487,21 +447,20 @@ public struct SessionMembership: Sendable {
                     sessionSecret: welcome.sessionSecret, peer: record.staticKey)
             else { continue }
             actions.append(.authorize(credentials))
-            if !connected.contains(record.staticKey) {
+            if !reachability.isConnected(record.staticKey) {
                 actions.append(.dial(record.staticKey, addresses: record.addresses))
             }
         }
         for grant in welcome.invitations { open(grant, owner: nil) }
         // Announce ourselves to the other members we reached with the invitation, too (they accept a joiner's own
         // record): if the sponsor fails before its announcement goes out, the session still learns of us.
-        for other in connected where other != key { send(.memberJoined(local), to: other) }
+        for other in reachability.connected where other != key { send(.memberJoined(local), to: other) }
         // The activity first, so the driver can check its kind before it reports the join.
         if let activity = welcome.activity { adopt(activity) }
         actions.append(.joined)
         // Every member of the roster is a participant from now on: messages to it wait for its connection.
         for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
-        hints = []
-        sponsor = nil
+        join.finish()
     }
 
     private mutating func handleMemberJoined(
@@ -516,36 +475,31 @@ public struct SessionMembership: Sendable {
             if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
             return
         }
-        let existing = entries[record.staticKey]
-        if let existing, existing.record.epoch >= record.epoch { return }
+        guard members.isNewer(record) else { return }
         // A record of a member not connected here is only the sender's word: any member holds the session secret
         // and can make up identities, so bound what one member can put in the roster (and have every node dial)
         // until those members show up. Refused, not a violation: an honest sponsor may welcome a burst of joiners,
         // and each of them still gets in here by connecting and sending its own record.
-        let unconfirmed = record.staticKey == sender || connected.contains(record.staticKey) ? nil : sender
-        if let unconfirmed,
-            unconfirmedCount(introducedBy: unconfirmed)
-                >= ProtocolLimits.maxUnconfirmedMembersPerIntroducer
-        {
+        let unconfirmed = record.staticKey == sender || reachability.isConnected(record.staticKey) ? nil : sender
+        if let unconfirmed, !members.mayIntroduce(by: unconfirmed) {
             membersRefused += 1
             return
         }
         // The roster full of present members (two sponsors admitted the last place at once): the sender only
         // forwards what it was told, so refuse the record rather than close its connection.
-        guard makeRoom() else {
+        guard members.makeRoom() else {
             membersRefused += 1
             return
         }
         clock = max(clock, record.epoch)
         reportRestart(of: record.staticKey)
-        insert(record)
-        entries[record.staticKey]!.introducer = unconfirmed
+        insert(record, introducer: unconfirmed)
         guard let secret = sessionSecret,
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
         else { return }
         actions.append(.authorize(credentials))
         actions.append(.participantJoined(record))
-        if !connected.contains(record.staticKey) {
+        if !reachability.isConnected(record.staticKey) {
             actions.append(.dial(record.staticKey, addresses: record.addresses))
         } else {
             // Already connected (it reached us under an invitation while it was joining, when it ignored all but its
@@ -562,38 +516,23 @@ public struct SessionMembership: Sendable {
     /// it was is gone (it lost its state) and the new one joins next, so applications send it their catch-up state
     /// again. (One already unreachable was reported gone then.)
     private mutating func reportRestart(of key: X25519PublicKey) {
-        guard let existing = entries[key], existing.present, !unreachable.contains(key) else { return }
-        actions.append(.participantLeft(existing.record, .restarted))
+        guard let existing = members.record(key), !reachability.isUnreachable(key) else { return }
+        actions.append(.participantLeft(existing, .restarted))
     }
 
     /// Sends MEMBER_JOINED for `record` to every present member other than `record`'s own and `excluded`.
     private mutating func announce(_ record: MemberRecord, except excluded: X25519PublicKey) {
         let bytes = MembershipMessage.memberJoined(record).encoded()
-        for other in order where other != record.staticKey && other != excluded && entries[other]!.present {
+        for other in members.presentKeys where other != record.staticKey && other != excluded {
             actions.append(.send(bytes, to: other))
         }
     }
 
-    /// Present records `introducer` brought whose members have not connected here.
-    private func unconfirmedCount(introducedBy introducer: X25519PublicKey) -> Int {
-        entries.values.reduce(0) { $0 + ($1.present && $1.introducer == introducer ? 1 : 0) }
-    }
-
-    /// Inserts or revives a roster entry (active, unless the caller marks it unreachable).
-    private mutating func insert(_ record: MemberRecord) {
-        if entries[record.staticKey] == nil { order.append(record.staticKey) }
-        entries[record.staticKey] = Entry(record: record, present: true)
-        unreachable.remove(record.staticKey)
-    }
-
-    /// Makes room for one more entry by forgetting the oldest departed one; `false` when the roster is full of
-    /// present members.
-    private mutating func makeRoom() -> Bool {
-        guard entries.count + 1 >= ProtocolLimits.maxRosterEntries else { return true }
-        guard let oldest = order.first(where: { entries[$0]?.present == false }) else { return false }
-        entries[oldest] = nil
-        order.removeAll { $0 == oldest }
-        return true
+    /// Inserts or revives a roster entry (active, unless the caller marks it unreachable); `introducer` as in
+    /// ``Roster/insert(_:introducer:)``.
+    private mutating func insert(_ record: MemberRecord, introducer: X25519PublicKey? = nil) {
+        members.insert(record, introducer: introducer)
+        reachability.markReachable(record.staticKey)
     }
 
     /// Takes `record` if it supersedes the current activity; one received from member `sender` is forwarded.
@@ -631,7 +570,7 @@ public struct SessionMembership: Sendable {
     /// for the handshake, and one that is unreachable gets the roster and activity again when it reconnects.
     private mutating func broadcast(_ message: MembershipMessage, except excluded: X25519PublicKey? = nil) {
         let bytes = message.encoded()
-        for key in order where key != excluded && entries[key]!.present && !unreachable.contains(key) {
+        for key in members.presentKeys where key != excluded && !reachability.isUnreachable(key) {
             actions.append(.send(bytes, to: key))
         }
     }
