@@ -10,6 +10,11 @@ import HuddleProtocol
 /// (``receive(_:from:admission:)``) and local calls (``openInvitation(_:)``, ``setActivity(_:)``, ``leave()``,
 /// ``end()``). Outputs are ``MembershipAction``s from ``pollAction()``.
 ///
+/// The state is kept by internal sub-machines, each with its own tests: `Roster` (the other members), `JoinProcedure`
+/// (joining, and welcoming joiners), `Reachability` (connections and unreachable members), `ActivityRegister` and
+/// `InvitationBook`. This type routes inputs to them and turns what they decide into actions, in order. The handling
+/// of membership messages is in `SessionMembership+Messages.swift` (so a few setters are `internal(set)`).
+///
 /// Rules:
 /// - A joiner connects to the members its ticket names, asks the first one it reaches (its *sponsor*) to join,
 ///   and gets a WELCOME: the session secret, the roster, the activity and the open invitations. It then connects to
@@ -47,61 +52,43 @@ public struct SessionMembership: Sendable {
         case ended
     }
 
-    struct Entry: Sendable {
-        var record: MemberRecord
-        var present: Bool
-        /// The member whose MEMBER_JOINED brought this record while the record's own member had not completed a
-        /// handshake with this node: the record is *unconfirmed*, and counts against that member's
-        /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer``. `nil` once the member connected here, and for
-        /// records from a WELCOME, a join request or the member itself.
-        var introducer: X25519PublicKey? = nil
-    }
-
     /// The session.
     public let session: SessionID
     /// The phase.
-    public private(set) var phase: Phase
+    public internal(set) var phase: Phase
     /// The local member's record.
-    public private(set) var local: MemberRecord
+    public internal(set) var local: MemberRecord
     /// The current activity, if any was set.
     public var activity: ActivityRecord? { activityRegister.current }
     /// The activity register (``ActivityRegister``).
     var activityRegister = ActivityRegister()
-
-    var sessionSecret: SecureBytes?
-    var clock: UInt64 = 0
-    var entries: [X25519PublicKey: Entry] = [:]
-    var order: [X25519PublicKey] = []
-    var connected: Set<X25519PublicKey> = []
-    /// Present members that are not active: their connection closed, or could not be established.
-    var unreachable: Set<X25519PublicKey> = []
-    var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
+    /// The other members, present and departed (``Roster``).
+    var members = Roster()
+    /// The connections and the members that became unreachable (``Reachability``).
+    var reachability = Reachability()
+    /// The join, as this node's own and as the sponsor of others (``JoinProcedure``).
+    var join: JoinProcedure
     /// The open invitations (``InvitationBook``).
     var invitations = InvitationBook()
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
     public var invitationsEvicted: Int { invitations.evicted }
-    var hints: [X25519PublicKey] = []
-    /// Where the ticket says each hint is, for dialing it again (see ``ProtocolLimits/maxJoinRedialsPerMember``).
-    var hintAddresses: [X25519PublicKey: [NetworkAddress]] = [:]
-    /// How often this joiner dialed each hint again after its connection closed.
-    var joinRedials: [X25519PublicKey: Int] = [:]
-    var sponsor: X25519PublicKey?
-    var joiningInvitation: AdmissionID?
-    /// Members this joiner sent a join request to: a WELCOME from any of them is accepted.
-    var asked: Set<X25519PublicKey> = []
-    /// Joiners this member welcomed on their current connection: a repeated request gets the same record again.
-    var welcomed: Set<X25519PublicKey> = []
+    /// The session secret, once this node is a member.
+    var sessionSecret: SecureBytes?
+    /// The session's Lamport clock: member epochs and activity values both take their order from it, so it is kept
+    /// here rather than in the roster or the activity register.
+    var clock: UInt64 = 0
     /// The session admission this node opened as a member (``SessionKeys/sessionAdmission(sessionSecret:)``).
     public private(set) var sessionAdmission: AdmissionID?
+    /// The actions not yet polled, in the order they were decided.
     var actions = Deque<MembershipAction>()
     /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
     /// ``receive(_:from:admission:)``).
-    public private(set) var earlyMessagesIgnored = 0
+    public internal(set) var earlyMessagesIgnored = 0
     /// New member records refused: their introducer already had
     /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer`` unconfirmed records here, or the roster was full of
     /// present members. A refused member that is real still becomes a member here when it connects (it reaches this
     /// node through the session admission and sends its own record).
-    public private(set) var membersRefused = 0
+    public internal(set) var membersRefused = 0
     /// Whether an activity value received from a member and new here waits to be forwarded to the others
     /// (``forwardActivity()``; the session core paces it by ``ProtocolLimits/activityForwardInterval``).
     public var activityForwardPending: Bool { activityRegister.forwardPending }
@@ -116,6 +103,7 @@ public struct SessionMembership: Sendable {
         self.phase = .member
         self.local = local
         self.sessionSecret = sessionSecret
+        self.join = JoinProcedure()
         self.local.epoch = 1
         self.clock = 1
         openSessionAdmission()
@@ -130,10 +118,9 @@ public struct SessionMembership: Sendable {
         self.session = session
         self.phase = .joining
         self.local = local
-        self.joiningInvitation = try SessionKeys.admissionID(invitationSecret: invitationSecret)
-        for member in members where member.staticKey != local.staticKey && !hints.contains(member.staticKey) {
-            hints.append(member.staticKey)
-            hintAddresses[member.staticKey] = member.addresses
+        self.join = JoinProcedure(invitation: try SessionKeys.admissionID(invitationSecret: invitationSecret))
+        for member in members where member.staticKey != local.staticKey {
+            guard join.addHint(member.staticKey, addresses: member.addresses) else { continue }
             actions.append(
                 .authorize(
                     try SessionKeys.joinerCredentials(invitationSecret: invitationSecret, member: member.staticKey))
@@ -151,36 +138,29 @@ public struct SessionMembership: Sendable {
     /// unreachable, in join order (connected or not yet: see the type's rules).
     public var activeMembers: [MemberRecord] {
         guard phase == .member else { return phase == .joining ? [] : [local] }
-        return [local]
-            + order.compactMap { key in
-                guard let entry = entries[key], entry.present, !unreachable.contains(key) else { return nil }
-                return entry.record
-            }
+        return [local] + members.records(excluding: reachability.unreachable)
     }
 
     /// Members of the roster that are unreachable (their connection closed or never completed), in join order: the
     /// ones to dial again.
     public var unreachableMembers: [MemberRecord] {
         guard phase == .member else { return [] }
-        return order.compactMap { key in
-            guard unreachable.contains(key), let entry = entries[key], entry.present else { return nil }
-            return entry.record
-        }
+        return members.records(among: reachability.unreachable)
     }
 
     /// Whether `key` belongs to an active member (see ``activeMembers``), connected or not.
     public func isActiveParticipant(_ key: X25519PublicKey) -> Bool {
-        phase == .member && entries[key]?.present == true && !unreachable.contains(key)
+        phase == .member && members.isPresent(key) && !reachability.isUnreachable(key)
     }
 
     /// Every member in the roster (connected or not), the local node first.
     public var roster: [MemberRecord] {
-        [local] + order.compactMap { key in entries[key].flatMap { $0.present ? $0.record : nil } }
+        [local] + members.records
     }
 
     /// The roster member with Noise static key `key`.
     public func member(_ key: X25519PublicKey) -> MemberRecord? {
-        key == local.staticKey ? local : entries[key].flatMap { $0.present ? $0.record : nil }
+        key == local.staticKey ? local : members.record(key)
     }
 
     /// Whether `key` belongs to a roster member the local node is connected to, so its messages are session traffic
@@ -189,7 +169,7 @@ public struct SessionMembership: Sendable {
     /// its connections close (at most a few seconds): their transports acknowledge them, so dropping them here would
     /// lose them silently; afterwards the senders report what is unacknowledged as `left`.
     public func isActiveMember(_ key: X25519PublicKey) -> Bool {
-        (phase == .member || phase == .left) && connected.contains(key) && entries[key]?.present == true
+        (phase == .member || phase == .left) && reachability.isConnected(key) && members.isPresent(key)
     }
 
     /// Open invitations, for a new member's WELCOME and for tickets.
@@ -211,21 +191,20 @@ public struct SessionMembership: Sendable {
     /// `admitted` says the peer came in under an invitation: it is (re)joining and is treated as a joiner until its
     /// request, even if the roster knows its key (a member that restarted).
     public mutating func peerConnected(_ key: X25519PublicKey, address: NetworkAddress?, admitted: Bool = false) {
-        connected.insert(key)
-        observedAddresses[key] = address
+        reachability.connect(key, address: address)
         switch phase {
         case .joining:
-            // A new connection to the sponsor means it restarted (or the old connection was superseded): it may
-            // have lost the request, so ask again (a sponsor answers a repeated request on a connection once).
-            if (sponsor == nil || sponsor == key), hints.contains(key) { requestJoin(from: key) }
+            // The first hint to answer is asked; a new connection to the sponsor means it may have lost the request
+            // (a sponsor answers a repeated request on a connection once).
+            if join.asksOnConnection(to: key) { requestJoin(from: key) }
         case .member:
-            welcomed.remove(key)
-            guard let entry = entries[key], entry.present else { return }
+            join.connectionOpened(key)
+            guard let record = members.record(key) else { return }
             // Its handshake proves someone holds the record's key: no longer a claim of whoever introduced it.
-            entries[key]!.introducer = nil
+            members.confirm(key)
             // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
             // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
-            if unreachable.remove(key) != nil { actions.append(.participantJoined(entry.record)) }
+            if reachability.markReachable(key) { actions.append(.participantJoined(record)) }
             // A joiner: wait for its request.
             guard !admitted else { return }
             gossip(to: key)
@@ -236,24 +215,14 @@ public struct SessionMembership: Sendable {
 
     /// The connection to `key` closed.
     public mutating func peerDisconnected(_ key: X25519PublicKey) {
-        guard connected.remove(key) != nil else { return }
+        guard reachability.disconnect(key) else { return }
         switch phase {
         case .joining:
-            guard key == sponsor else { return }
-            sponsor = nil
-            if let next = hints.first(where: { connected.contains($0) }) {
-                requestJoin(from: next)
-            } else if let addresses = hintAddresses[key],
-                joinRedials[key, default: 0]
-                    < ProtocolLimits.maxJoinRedialsPerMember
-            {
-                // The connection worked a moment ago: dial it again rather than fail the join (a member under a
-                // handshake flood may have evicted this joiner's pending admission; the next handshake proves the
-                // address with a cookie and keeps its place).
-                joinRedials[key, default: 0] += 1
-                actions.append(.dial(key, addresses: addresses))
-            } else if hints.allSatisfy({ !connected.contains($0) }) {
-                actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            switch join.connectionClosed(key, connected: reachability.connected) {
+            case .ask(let next): requestJoin(from: next)
+            case .redial(let sponsor, let addresses): actions.append(.dial(sponsor, addresses: addresses))
+            case .fail: actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            case nil: break
             }
         case .member:
             markUnreachable(key)
@@ -267,13 +236,11 @@ public struct SessionMembership: Sendable {
     public mutating func connectFailed(_ key: X25519PublicKey) {
         switch phase {
         case .joining:
-            guard hints.contains(key) else { return }
-            hints.removeAll { $0 == key }
-            if hints.isEmpty, sponsor == nil {
+            if join.hintFailed(key) {
                 actions.append(.joinFailed("no member named in the invitation could be reached"))
             }
         case .member:
-            guard !connected.contains(key) else { return }
+            guard !reachability.isConnected(key) else { return }
             markUnreachable(key)
         case .left, .ended:
             break
@@ -282,17 +249,17 @@ public struct SessionMembership: Sendable {
 
     /// A present member's connection is gone: it stops being active (reported once); a departed one is forgotten.
     private mutating func markUnreachable(_ key: X25519PublicKey) {
-        guard let entry = entries[key] else { return }
+        guard let entry = members.entry(key) else { return }
         guard entry.present else {
-            unreachable.remove(key)
+            reachability.markReachable(key)
             actions.append(.forget(key))
             return
         }
-        if unreachable.insert(key).inserted { actions.append(.participantLeft(entry.record, .unreachable)) }
+        if reachability.markUnreachable(key) { actions.append(.participantLeft(entry.record, .unreachable)) }
     }
 
     /// Sends the roster and the activity to `key`, so an announcement it missed while disconnected still reaches it.
-    private mutating func gossip(to key: X25519PublicKey) {
+    mutating func gossip(to key: X25519PublicKey) {
         for other in roster where other.staticKey != key {
             send(.memberJoined(other), to: key)
         }
@@ -300,7 +267,7 @@ public struct SessionMembership: Sendable {
     }
 
     /// Opens the session admission (once): members whose announcement this node missed can still reach it.
-    private mutating func openSessionAdmission() {
+    mutating func openSessionAdmission() {
         guard sessionAdmission == nil, let secret = sessionSecret,
             let (id, credentials) = try? SessionKeys.sessionAdmission(sessionSecret: secret)
         else { return }
@@ -313,291 +280,25 @@ public struct SessionMembership: Sendable {
     /// when it is the only one. The driver calls this on its timer while ``phase`` is ``Phase/joining``.
     public mutating func retryJoinRequest() {
         guard phase == .joining else { return }
-        let reachable = hints.filter { connected.contains($0) }
-        guard !reachable.isEmpty else { return }
-        let next = sponsor.flatMap { reachable.firstIndex(of: $0) }.map { reachable[($0 + 1) % reachable.count] }
-        requestJoin(from: next ?? reachable[0])
+        guard let next = join.nextToAsk(connected: reachability.connected) else { return }
+        requestJoin(from: next)
     }
 
+    /// Sends `key` a join request, making it the sponsor.
     private mutating func requestJoin(from key: X25519PublicKey) {
-        guard let invitation = joiningInvitation else { return }
-        asked.insert(key)
-        sponsor = key
+        guard let invitation = join.ask(key) else { return }
         send(.joinRequest(session: session, invitation: invitation, member: local), to: key)
     }
 
-    // MARK: - Messages
-
-    /// Handles one membership message from the authenticated peer `key`; `admission` is the invitation that let the
-    /// peer in, if it is a joiner. A thrown error means: close that connection with a protocol violation.
-    public mutating func receive(
-        _ bytes: [UInt8], from key: X25519PublicKey, admission: AdmissionID?
-    ) throws(MembershipError) {
-        let message = try MembershipMessage(decoding: bytes)
-        // After this node left (or the session ended) its members may still gossip to it until they learn of it:
-        // nothing they say matters any more, and none of it is a violation.
-        if phase == .left || phase == .ended { return }
-        // While joining, only the WELCOME matters: members that still know this key from before a restart may
-        // already send it roster and activity, which the WELCOME carries anyway.
-        if phase == .joining {
-            guard case .welcome = message else { return }
-        } else if case .welcome = message, asked.contains(key) {
-            // A second sponsor answered a repeated request: the first WELCOME made this node a member already.
-            return
-        }
-        // A peer that reached us under an invitation and is not in our roster yet may be a member whose
-        // announcement has not arrived: a joiner welcomed by another member reaches us with its invitation
-        // credentials and, once welcomed, gossips the roster to everyone it is connected to. That is a race, not a
-        // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
-        // anyway). Only its join request and its own record count.
-        if phase == .member, admission != nil, entries[key]?.present != true {
-            switch message {
-            case .joinRequest:
-                break
-            case .memberJoined(let record) where record.staticKey == key:
-                // Its own record, which its sponsor gave it in the WELCOME: the peer proved it holds the
-                // invitation (its handshake), so this is a join through us, announced by the joiner itself. It
-                // covers a sponsor that crashed right after its WELCOME, before its announcement went out (the
-                // joiner would otherwise be a member nobody else knows).
-                // (Taken as new, it also gets our roster and activity: it may have missed what happened since its
-                // WELCOME, see handleMemberJoined.)
-                try handleMemberJoined(record, from: key)
-                return
-            default:
-                earlyMessagesIgnored += 1
-                return
-            }
-        }
-        switch message {
-        case .joinRequest(let session, let invitation, let member):
-            try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
-        case .welcome(let welcome):
-            try handleWelcome(welcome, from: key)
-        case .memberJoined(let record):
-            try requireMember(key)
-            try handleMemberJoined(record, from: key)
-        case .memberLeft(let signingKey, let epoch):
-            try requireMember(key)
-            guard let entry = entries[key], entry.record.identity.signingKey == signingKey else {
-                throw .impersonation
-            }
-            guard entry.present, entry.record.epoch == epoch else { return }
-            entries[key]!.present = false
-            if unreachable.remove(key) == nil { actions.append(.participantLeft(entry.record, .left)) }
-        case .activity(let record):
-            // Forwarded as well as original (members pass the current activity to members they reconnect to), so
-            // the author need not be the sender: any member may set the activity anyway.
-            try requireMember(key)
-            guard record.payload.count <= ProtocolLimits.maxActivityBytes else {
-                throw .limitExceeded(what: "activity", limit: ProtocolLimits.maxActivityBytes)
-            }
-            adopt(record, from: key)
-        case .invitationOpened(let grant):
-            try requireMember(key)
-            open(grant, owner: key)
-        case .sessionEnded(let by):
-            try requireMember(key)
-            guard let entry = entries[key], entry.record.identity.signingKey == by else { throw .impersonation }
-            phase = .ended
-            actions.append(.ended(by: entry.record))
-        case .unknown:
-            return
-        }
-    }
-
-    private func requireMember(_ key: X25519PublicKey) throws(MembershipError) {
-        guard phase == .member, entries[key] != nil else {
-            throw .unexpected("membership message from a peer that is not a member")
-        }
-    }
-
-    private mutating func handleJoinRequest(
-        session: SessionID, invitation: AdmissionID, member: MemberRecord, from key: X25519PublicKey,
-        _ admission: AdmissionID?
-    ) throws(MembershipError) {
-        guard phase == .member else { throw .unexpected("join request to a node that is not a member") }
-        guard session == self.session else { throw .wrongSession }
-        // Under the invitation's admission, or from a peer authorised otherwise (it holds the session secret, or
-        // both sides dialled each other with the invitation's credentials because each ticket named the other):
-        // either way the request must name an invitation that is open here.
-        guard invitations.contains(invitation),
-            admission == nil || admission == invitation || admission == sessionAdmission
-        else { throw .notInvited }
-        guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
-        guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
-            throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
-        }
-        if welcomed.contains(key), entries[key]?.present == true, let secret = sessionSecret {
-            // The joiner asked again on the same connection (its WELCOME is on its way, or it asked another member
-            // meanwhile): the same record, a current roster, no new epoch.
-            send(.welcome(welcomeMessage(secret: secret)), to: key)
-            return
-        }
-        guard makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
-        clock += 1
-        var record = member
-        record.epoch = clock
-        var addresses = observedAddresses[key].map { [$0] } ?? []
-        for address in member.addresses where !addresses.contains(address) { addresses.append(address) }
-        record.addresses = Array(addresses.prefix(ProtocolLimits.maxMemberAddresses))
-        guard let secret = sessionSecret,
-            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: key)
-        else { return }
-
-        reportRestart(of: key)
-        insert(record)
-        welcomed.insert(key)
-        actions.append(.authorize(credentials))
-        send(.welcome(welcomeMessage(secret: secret)), to: key)
-        // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
-        // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
-        announce(record, except: key)
-        actions.append(.participantJoined(record))
-    }
-
-    /// The WELCOME for a joiner whose record is in the roster.
-    private func welcomeMessage(secret: SecureBytes) -> MembershipMessage.Welcome {
-        MembershipMessage.Welcome(
-            session: session, sessionSecret: secret, clock: clock, roster: roster,
-            activity: activity, invitations: openInvitations)
-    }
-
-    private mutating func handleWelcome(
-        _ welcome: MembershipMessage.Welcome, from key: X25519PublicKey
-    )
-        throws(MembershipError)
-    {
-        guard phase == .joining, asked.contains(key) else {
-            throw .unexpected("WELCOME from a peer that was not asked")
-        }
-        guard welcome.session == session else { throw .wrongSession }
-        guard welcome.roster.allSatisfy(\.identity.hasValidBinding) else { throw .invalidIdentity }
-        sessionSecret = welcome.sessionSecret
-        clock = max(clock, welcome.clock)
-        phase = .member
-        openSessionAdmission()
-        for record in welcome.roster {
-            if record.staticKey == local.staticKey {
-                local.epoch = record.epoch
-                continue
-            }
-            insert(record)
-            guard
-                let credentials = try? SessionKeys.memberCredentials(
-                    sessionSecret: welcome.sessionSecret, peer: record.staticKey)
-            else { continue }
-            actions.append(.authorize(credentials))
-            if !connected.contains(record.staticKey) {
-                actions.append(.dial(record.staticKey, addresses: record.addresses))
-            }
-        }
-        for grant in welcome.invitations { open(grant, owner: nil) }
-        // Announce ourselves to the other members we reached with the invitation, too (they accept a joiner's own
-        // record): if the sponsor fails before its announcement goes out, the session still learns of us.
-        for other in connected where other != key { send(.memberJoined(local), to: other) }
-        // The activity first, so the driver can check its kind before it reports the join.
-        if let activity = welcome.activity { adopt(activity) }
-        actions.append(.joined)
-        // Every member of the roster is a participant from now on: messages to it wait for its connection.
-        for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
-        hints = []
-        sponsor = nil
-    }
-
-    private mutating func handleMemberJoined(
-        _ record: MemberRecord, from sender: X25519PublicKey
-    )
-        throws(MembershipError)
-    {
-        guard record.identity.hasValidBinding else { throw .invalidIdentity }
-        guard record.staticKey != local.staticKey else {
-            // Two members welcomed this node (it asked again while the first WELCOME was on its way): the session
-            // keeps the larger epoch for it, and so does this node, so its departure names the epoch they know.
-            if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
-            return
-        }
-        let existing = entries[record.staticKey]
-        if let existing, existing.record.epoch >= record.epoch { return }
-        // A record of a member not connected here is only the sender's word: any member holds the session secret
-        // and can make up identities, so bound what one member can put in the roster (and have every node dial)
-        // until those members show up. Refused, not a violation: an honest sponsor may welcome a burst of joiners,
-        // and each of them still gets in here by connecting and sending its own record.
-        let unconfirmed = record.staticKey == sender || connected.contains(record.staticKey) ? nil : sender
-        if let unconfirmed,
-            unconfirmedCount(introducedBy: unconfirmed)
-                >= ProtocolLimits.maxUnconfirmedMembersPerIntroducer
-        {
-            membersRefused += 1
-            return
-        }
-        // The roster full of present members (two sponsors admitted the last place at once): the sender only
-        // forwards what it was told, so refuse the record rather than close its connection.
-        guard makeRoom() else {
-            membersRefused += 1
-            return
-        }
-        clock = max(clock, record.epoch)
-        reportRestart(of: record.staticKey)
-        insert(record)
-        entries[record.staticKey]!.introducer = unconfirmed
-        guard let secret = sessionSecret,
-            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
-        else { return }
-        actions.append(.authorize(credentials))
-        actions.append(.participantJoined(record))
-        if !connected.contains(record.staticKey) {
-            actions.append(.dial(record.staticKey, addresses: record.addresses))
-        } else {
-            // Already connected (it reached us under an invitation while it was joining, when it ignored all but its
-            // WELCOME, which may predate what we sent it since): tell it the roster and activity now.
-            gossip(to: record.staticKey)
-        }
-        // Forward a record that is new here to every other member, once (a record seen again is ignored above): a
-        // member that joined at the same time through another sponsor, whose WELCOME did not list this one yet,
-        // learns of it this way instead of never (epidemic broadcast, O(n^2) small messages per join).
-        announce(record, except: sender)
-    }
-
-    /// A present, active member is announced again with a larger epoch: it restarted and rejoins, so the participant
-    /// it was is gone (it lost its state) and the new one joins next, so applications send it their catch-up state
-    /// again. (One already unreachable was reported gone then.)
-    private mutating func reportRestart(of key: X25519PublicKey) {
-        guard let existing = entries[key], existing.present, !unreachable.contains(key) else { return }
-        actions.append(.participantLeft(existing.record, .restarted))
-    }
-
-    /// Sends MEMBER_JOINED for `record` to every present member other than `record`'s own and `excluded`.
-    private mutating func announce(_ record: MemberRecord, except excluded: X25519PublicKey) {
-        let bytes = MembershipMessage.memberJoined(record).encoded()
-        for other in order where other != record.staticKey && other != excluded && entries[other]!.present {
-            actions.append(.send(bytes, to: other))
-        }
-    }
-
-    /// Present records `introducer` brought whose members have not connected here.
-    private func unconfirmedCount(introducedBy introducer: X25519PublicKey) -> Int {
-        entries.values.reduce(0) { $0 + ($1.present && $1.introducer == introducer ? 1 : 0) }
-    }
-
-    /// Inserts or revives a roster entry (active, unless the caller marks it unreachable).
-    private mutating func insert(_ record: MemberRecord) {
-        if entries[record.staticKey] == nil { order.append(record.staticKey) }
-        entries[record.staticKey] = Entry(record: record, present: true)
-        unreachable.remove(record.staticKey)
-    }
-
-    /// Makes room for one more entry by forgetting the oldest departed one; `false` when the roster is full of
-    /// present members.
-    private mutating func makeRoom() -> Bool {
-        guard entries.count + 1 >= ProtocolLimits.maxRosterEntries else { return true }
-        guard let oldest = order.first(where: { entries[$0]?.present == false }) else { return false }
-        entries[oldest] = nil
-        order.removeAll { $0 == oldest }
-        return true
+    /// Inserts or revives a roster entry (active, unless the caller marks it unreachable); `introducer` as in
+    /// ``Roster/insert(_:introducer:)``.
+    mutating func insert(_ record: MemberRecord, introducer: X25519PublicKey? = nil) {
+        members.insert(record, introducer: introducer)
+        reachability.markReachable(record.staticKey)
     }
 
     /// Takes `record` if it supersedes the current activity; one received from member `sender` is forwarded.
-    private mutating func adopt(_ record: ActivityRecord, from sender: X25519PublicKey? = nil) {
+    mutating func adopt(_ record: ActivityRecord, from sender: X25519PublicKey? = nil) {
         clock = max(clock, record.clock)
         // A value new here is forwarded to every other member (like member records), at the session core's pace
         // (``ActivityRegister``).
@@ -615,7 +316,7 @@ public struct SessionMembership: Sendable {
 
     /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
     /// this node cannot tell apart); the ``InvitationBook`` says which invitations its bounds close first.
-    private mutating func open(_ grant: InvitationGrant, owner: X25519PublicKey?) {
+    mutating func open(_ grant: InvitationGrant, owner: X25519PublicKey?) {
         guard !invitations.contains(grant.id),
             let credentials = try? SessionKeys.admissionCredentials(invitationSecret: grant.secret)
         else { return }
@@ -623,7 +324,8 @@ public struct SessionMembership: Sendable {
         actions.append(.openAdmission(grant.id, credentials))
     }
 
-    private mutating func send(_ message: MembershipMessage, to key: X25519PublicKey) {
+    /// Sends `message` to `key` (a ``MembershipAction/send(_:to:)`` action).
+    mutating func send(_ message: MembershipMessage, to key: X25519PublicKey) {
         actions.append(.send(message.encoded(), to: key))
     }
 
@@ -631,7 +333,7 @@ public struct SessionMembership: Sendable {
     /// for the handshake, and one that is unreachable gets the roster and activity again when it reconnects.
     private mutating func broadcast(_ message: MembershipMessage, except excluded: X25519PublicKey? = nil) {
         let bytes = message.encoded()
-        for key in order where key != excluded && entries[key]!.present && !unreachable.contains(key) {
+        for key in members.presentKeys where key != excluded && !reachability.isUnreachable(key) {
             actions.append(.send(bytes, to: key))
         }
     }

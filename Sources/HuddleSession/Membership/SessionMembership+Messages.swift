@@ -1,0 +1,247 @@
+import HuddleCrypto
+import HuddleProtocol
+
+/// Membership messages: what a member, a joiner and a sponsor do with each one (see ``SessionMembership`` for the
+/// rules). In a file of its own to keep the type's main file to its state, connection events and local operations.
+extension SessionMembership {
+    /// Handles one membership message from the authenticated peer `key`; `admission` is the invitation that let the
+    /// peer in, if it is a joiner. A thrown error means: close that connection with a protocol violation.
+    public mutating func receive(
+        _ bytes: [UInt8], from key: X25519PublicKey, admission: AdmissionID?
+    ) throws(MembershipError) {
+        let message = try MembershipMessage(decoding: bytes)
+        // After this node left (or the session ended) its members may still gossip to it until they learn of it:
+        // nothing they say matters any more, and none of it is a violation.
+        if phase == .left || phase == .ended { return }
+        // While joining, only the WELCOME matters: members that still know this key from before a restart may
+        // already send it roster and activity, which the WELCOME carries anyway.
+        if phase == .joining {
+            guard case .welcome = message else { return }
+        } else if case .welcome = message, join.wasAsked(key) {
+            // A second sponsor answered a repeated request: the first WELCOME made this node a member already.
+            return
+        }
+        // A peer that reached us under an invitation and is not in our roster yet may be a member whose
+        // announcement has not arrived: a joiner welcomed by another member reaches us with its invitation
+        // credentials and, once welcomed, gossips the roster to everyone it is connected to. That is a race, not a
+        // violation: ignore what it says until the announcement makes it a member (the sponsor's roster reaches us
+        // anyway). Only its join request and its own record count.
+        if phase == .member, admission != nil, !members.isPresent(key) {
+            switch message {
+            case .joinRequest:
+                break
+            case .memberJoined(let record) where record.staticKey == key:
+                // Its own record, which its sponsor gave it in the WELCOME: the peer proved it holds the
+                // invitation (its handshake), so this is a join through us, announced by the joiner itself. It
+                // covers a sponsor that crashed right after its WELCOME, before its announcement went out (the
+                // joiner would otherwise be a member nobody else knows).
+                // (Taken as new, it also gets our roster and activity: it may have missed what happened since its
+                // WELCOME, see handleMemberJoined.)
+                try handleMemberJoined(record, from: key)
+                return
+            default:
+                earlyMessagesIgnored += 1
+                return
+            }
+        }
+        switch message {
+        case .joinRequest(let session, let invitation, let member):
+            try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
+        case .welcome(let welcome):
+            try handleWelcome(welcome, from: key)
+        case .memberJoined(let record):
+            try requireMember(key)
+            try handleMemberJoined(record, from: key)
+        case .memberLeft(let signingKey, let epoch):
+            try requireMember(key)
+            guard let entry = members.entry(key), entry.record.identity.signingKey == signingKey else {
+                throw .impersonation
+            }
+            guard entry.present, entry.record.epoch == epoch else { return }
+            members.markDeparted(key)
+            // One already unreachable was reported gone then.
+            if !reachability.markReachable(key) { actions.append(.participantLeft(entry.record, .left)) }
+        case .activity(let record):
+            // Forwarded as well as original (members pass the current activity to members they reconnect to), so
+            // the author need not be the sender: any member may set the activity anyway.
+            try requireMember(key)
+            guard record.payload.count <= ProtocolLimits.maxActivityBytes else {
+                throw .limitExceeded(what: "activity", limit: ProtocolLimits.maxActivityBytes)
+            }
+            adopt(record, from: key)
+        case .invitationOpened(let grant):
+            try requireMember(key)
+            open(grant, owner: key)
+        case .sessionEnded(let by):
+            try requireMember(key)
+            guard let entry = members.entry(key), entry.record.identity.signingKey == by else { throw .impersonation }
+            phase = .ended
+            actions.append(.ended(by: entry.record))
+        case .unknown:
+            return
+        }
+    }
+
+    private func requireMember(_ key: X25519PublicKey) throws(MembershipError) {
+        guard phase == .member, members.contains(key) else {
+            throw .unexpected("membership message from a peer that is not a member")
+        }
+    }
+
+    private mutating func handleJoinRequest(
+        session: SessionID, invitation: AdmissionID, member: MemberRecord, from key: X25519PublicKey,
+        _ admission: AdmissionID?
+    ) throws(MembershipError) {
+        guard phase == .member else { throw .unexpected("join request to a node that is not a member") }
+        guard session == self.session else { throw .wrongSession }
+        // Under the invitation's admission, or from a peer authorised otherwise (it holds the session secret, or
+        // both sides dialled each other with the invitation's credentials because each ticket named the other):
+        // either way the request must name an invitation that is open here.
+        guard invitations.contains(invitation),
+            admission == nil || admission == invitation || admission == sessionAdmission
+        else { throw .notInvited }
+        guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
+        guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
+            throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
+        }
+        if join.hasWelcomed(key), members.isPresent(key), let secret = sessionSecret {
+            // The joiner asked again on the same connection (its WELCOME is on its way, or it asked another member
+            // meanwhile): the same record, a current roster, no new epoch.
+            send(.welcome(welcomeMessage(secret: secret)), to: key)
+            return
+        }
+        guard members.makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        clock += 1
+        var record = member
+        record.epoch = clock
+        var addresses = reachability.observedAddress(of: key).map { [$0] } ?? []
+        for address in member.addresses where !addresses.contains(address) { addresses.append(address) }
+        record.addresses = Array(addresses.prefix(ProtocolLimits.maxMemberAddresses))
+        guard let secret = sessionSecret,
+            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: key)
+        else { return }
+
+        reportRestart(of: key)
+        insert(record)
+        join.welcome(key)
+        actions.append(.authorize(credentials))
+        send(.welcome(welcomeMessage(secret: secret)), to: key)
+        // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
+        // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
+        announce(record, except: key)
+        actions.append(.participantJoined(record))
+    }
+
+    /// The WELCOME for a joiner whose record is in the roster.
+    private func welcomeMessage(secret: SecureBytes) -> MembershipMessage.Welcome {
+        MembershipMessage.Welcome(
+            session: session, sessionSecret: secret, clock: clock, roster: roster,
+            activity: activity, invitations: openInvitations)
+    }
+
+    private mutating func handleWelcome(
+        _ welcome: MembershipMessage.Welcome, from key: X25519PublicKey
+    )
+        throws(MembershipError)
+    {
+        guard phase == .joining, join.wasAsked(key) else {
+            throw .unexpected("WELCOME from a peer that was not asked")
+        }
+        guard welcome.session == session else { throw .wrongSession }
+        guard welcome.roster.allSatisfy(\.identity.hasValidBinding) else { throw .invalidIdentity }
+        sessionSecret = welcome.sessionSecret
+        clock = max(clock, welcome.clock)
+        phase = .member
+        openSessionAdmission()
+        for record in welcome.roster {
+            if record.staticKey == local.staticKey {
+                local.epoch = record.epoch
+                continue
+            }
+            insert(record)
+            guard
+                let credentials = try? SessionKeys.memberCredentials(
+                    sessionSecret: welcome.sessionSecret, peer: record.staticKey)
+            else { continue }
+            actions.append(.authorize(credentials))
+            if !reachability.isConnected(record.staticKey) {
+                actions.append(.dial(record.staticKey, addresses: record.addresses))
+            }
+        }
+        for grant in welcome.invitations { open(grant, owner: nil) }
+        // Announce ourselves to the other members we reached with the invitation, too (they accept a joiner's own
+        // record): if the sponsor fails before its announcement goes out, the session still learns of us.
+        for other in reachability.connected where other != key { send(.memberJoined(local), to: other) }
+        // The activity first, so the driver can check its kind before it reports the join.
+        if let activity = welcome.activity { adopt(activity) }
+        actions.append(.joined)
+        // Every member of the roster is a participant from now on: messages to it wait for its connection.
+        for member in activeMembers.dropFirst() { actions.append(.participantJoined(member)) }
+        join.finish()
+    }
+
+    private mutating func handleMemberJoined(
+        _ record: MemberRecord, from sender: X25519PublicKey
+    )
+        throws(MembershipError)
+    {
+        guard record.identity.hasValidBinding else { throw .invalidIdentity }
+        guard record.staticKey != local.staticKey else {
+            // Two members welcomed this node (it asked again while the first WELCOME was on its way): the session
+            // keeps the larger epoch for it, and so does this node, so its departure names the epoch they know.
+            if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
+            return
+        }
+        guard members.isNewer(record) else { return }
+        // A record of a member not connected here is only the sender's word: any member holds the session secret
+        // and can make up identities, so bound what one member can put in the roster (and have every node dial)
+        // until those members show up. Refused, not a violation: an honest sponsor may welcome a burst of joiners,
+        // and each of them still gets in here by connecting and sending its own record.
+        let unconfirmed = record.staticKey == sender || reachability.isConnected(record.staticKey) ? nil : sender
+        if let unconfirmed, !members.mayIntroduce(by: unconfirmed) {
+            membersRefused += 1
+            return
+        }
+        // The roster full of present members (two sponsors admitted the last place at once): the sender only
+        // forwards what it was told, so refuse the record rather than close its connection.
+        guard members.makeRoom() else {
+            membersRefused += 1
+            return
+        }
+        clock = max(clock, record.epoch)
+        reportRestart(of: record.staticKey)
+        insert(record, introducer: unconfirmed)
+        guard let secret = sessionSecret,
+            let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
+        else { return }
+        actions.append(.authorize(credentials))
+        actions.append(.participantJoined(record))
+        if !reachability.isConnected(record.staticKey) {
+            actions.append(.dial(record.staticKey, addresses: record.addresses))
+        } else {
+            // Already connected (it reached us under an invitation while it was joining, when it ignored all but its
+            // WELCOME, which may predate what we sent it since): tell it the roster and activity now.
+            gossip(to: record.staticKey)
+        }
+        // Forward a record that is new here to every other member, once (a record seen again is ignored above): a
+        // member that joined at the same time through another sponsor, whose WELCOME did not list this one yet,
+        // learns of it this way instead of never (epidemic broadcast, O(n^2) small messages per join).
+        announce(record, except: sender)
+    }
+
+    /// A present, active member is announced again with a larger epoch: it restarted and rejoins, so the participant
+    /// it was is gone (it lost its state) and the new one joins next, so applications send it their catch-up state
+    /// again. (One already unreachable was reported gone then.)
+    private mutating func reportRestart(of key: X25519PublicKey) {
+        guard let existing = members.record(key), !reachability.isUnreachable(key) else { return }
+        actions.append(.participantLeft(existing, .restarted))
+    }
+
+    /// Sends MEMBER_JOINED for `record` to every present member other than `record`'s own and `excluded`.
+    private mutating func announce(_ record: MemberRecord, except excluded: X25519PublicKey) {
+        let bytes = MembershipMessage.memberJoined(record).encoded()
+        for other in members.presentKeys where other != record.staticKey && other != excluded {
+            actions.append(.send(bytes, to: other))
+        }
+    }
+}
