@@ -207,7 +207,7 @@ public final class HuddleNode: Sendable {
     public static let protocolVersion = "huddle/1"
 
     /// How long ``join(_:as:)`` waits for a member the invitation names to answer before it fails with
-    /// ``HuddleError/joinTimedOut``.
+    /// ``HuddleError/joinTimedOut(_:)``.
     public static var joinTimeout: Duration { SessionEngine.timing.joinTimeout }
 
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
