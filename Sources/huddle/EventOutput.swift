@@ -131,7 +131,9 @@ struct EventOutput: Sendable {
             emit(
                 "relay-unregistered", ["key": .string(key), "reason": .string(reason.rawValue)],
                 text: "unregistered: node \(key) ("
-                    + (reason == .expired ? "no refresh for 60 s" : "another node registered from its address") + ")")
+                    + (reason == .expired
+                        ? "no refresh for \(ProtocolLimits.relayServerRegistrationLifetime.components.seconds) s"
+                        : "another node registered from its address") + ")")
         }
     }
 
