@@ -45,6 +45,9 @@ public struct ChurnLedger {
     public enum ConfirmationLoss: String, Sendable, CaseIterable {
         /// The recipient stopped (crashed or left) after delivering it, perhaps before acknowledging.
         case recipientStopped = "recipient stopped"
+        /// The recipient was frozen (a stopped process) between the send and the report: the sender's connection
+        /// timed out before the recipient could read the message, which waited in its socket buffer.
+        case recipientPaused = "recipient paused"
         /// The sender's connection ended while the acknowledgement could still be on its way.
         case acknowledgementInFlight = "acknowledgement in flight"
         /// A datagram from the recipient to the sender was lost or dropped after the message was sent.
@@ -79,6 +82,8 @@ public struct ChurnLedger {
     var unclassified: [Key] = []
     /// When each (node, incarnation) stopped (crashed, or closed its connections after leaving).
     var stoppedAt: [[Int]: Instant] = [:]
+    /// When each node was frozen, and until when.
+    var pauses: [Int: [Range<Instant>]] = [:]
     /// How long after a delivery the acknowledgement may still be on its way: the path's one-way latency (and
     /// jitter) plus the receiver's maximum acknowledgement delay, with room for a batch. Set by the scenario.
     public var acknowledgementWindow: Duration = .milliseconds(100)
@@ -249,6 +254,11 @@ public struct ChurnLedger {
         if stoppedAt[[node, incarnation]] == nil { stoppedAt[[node, incarnation]] = time }
     }
 
+    /// Records that `node` is frozen (processes nothing) from `time` until `until`.
+    public mutating func paused(node: Int, from time: Instant, until: Instant) {
+        pauses[node, default: []].append(time..<until)
+    }
+
     /// Classifies the messages that became both delivered and reported since the last call, at `now`: each must
     /// have lost its confirmation for a reason (``ConfirmationLoss``); one that did not is a violation.
     /// `lastDrop(from, to)` is when the network last lost a datagram from node `from` to node `to`.
@@ -260,6 +270,10 @@ public struct ChurnLedger {
             let cause: ConfirmationLoss
             if let stopped = stoppedAt[[key.recipient, incarnation]], stopped <= reportedAt {
                 cause = .recipientStopped
+            } else if pauses[key.recipient, default: []].contains(where: {
+                $0.lowerBound <= reportedAt && $0.upperBound >= entry.sentAt
+            }) {
+                cause = .recipientPaused
             } else if reportedAt <= deliveredAt + acknowledgementWindow {
                 cause = .acknowledgementInFlight
             } else if let drop = lastDrop(key.recipient, key.sender), drop >= entry.sentAt {

@@ -115,8 +115,16 @@ public struct ChurnScenario {
         /// their machine reports the departure settled, as the engine does, or at the latest a little after its wait.
         var leaving: [(index: Int, incarnation: Int, at: Instant)] = []
 
+        /// A member frozen like a process stopped with SIGSTOP (or starved of CPU) for longer than the idle timeout:
+        /// it processes nothing, the others time it out, and its application's input piles up. It resumes at `until`
+        /// and sends `burst` messages at once: in the step before it resumes when `burstFirst` (they wait in its
+        /// endpoint and go out before it sees its timers and the datagrams that arrived meanwhile), else in the step
+        /// after (it has caught up by then).
+        var frozen: (index: Int, until: Instant, burst: Int, burstFirst: Bool)?
+
         /// Stops node `index` (a crash: its memory is gone) and tells the ledger.
         func stop(_ index: Int, _ net: inout SimulatedNetwork<MemberNode>) {
+            if frozen?.index == index { frozen = nil }
             ledger.stopped(node: index, incarnation: members[index].incarnation, time: net.now)
             net.crash(index)
             members[index].alive = false
@@ -162,47 +170,66 @@ public struct ChurnScenario {
         }
 
         /// One round of sends: every joined member sends one message to every active member (or a random subset).
+        /// A frozen member sends nothing until its burst.
         func sendRound(_ net: inout SimulatedNetwork<MemberNode>, random: inout SimulationRandom) throws {
+            var rounds = [Int](repeating: 1, count: count)
+            if let freeze = frozen {
+                let resumesThisStep = freeze.until - net.now < .milliseconds(50)
+                if freeze.burstFirst ? resumesThisStep : net.now >= freeze.until {
+                    rounds[freeze.index] = freeze.burst
+                    frozen = nil
+                } else {
+                    rounds[freeze.index] = 0
+                }
+            }
             for index in 0..<count where members[index].alive && members[index].joined {
-                guard let node = net.node(index), let core = node.core, core.membership.phase == .member else {
-                    continue
-                }
-                var recipients = core.membership.activeMembers.dropFirst().map(\.staticKey)
-                if random.chance(0.2) { recipients = recipients.filter { _ in random.chance(0.5) } }
-                let size =
-                    random.chance(0.9)
-                    ? random.integer(in: 8...300)
-                    : random.chance(0.9)
-                        ? random.integer(in: 300...20_000)
-                        : random.integer(in: 20_000...WireLimits.maxMessageSize)
-                let counter = members[index].counter
-                members[index].counter += 1
-                let bytes = ChurnLedger.payload(
-                    sender: index, incarnation: members[index].incarnation, counter: counter, size: size)
-                for key in recipients {
-                    guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
-                    let recipientIncarnation = members[recipient].alive ? members[recipient].incarnation : nil
-                    let result = try net.withNode(index) { $0.sendRecorded(bytes, on: Self.channel, to: key) }
-                    guard let (connection, sequence) = result else { continue }
-                    ledger.sent(
+                for _ in 0..<rounds[index] { try sendOne(from: index, &net, random: &random, small: rounds[index] > 1) }
+            }
+        }
+
+        /// Node `index` sends one message to every member it sees active (or a random subset), and sometimes a
+        /// datagram; `small` keeps the message under 300 bytes (a burst of typed lines).
+        func sendOne(
+            from index: Int, _ net: inout SimulatedNetwork<MemberNode>, random: inout SimulationRandom, small: Bool
+        ) throws {
+            guard let node = net.node(index), let core = node.core, core.membership.phase == .member else {
+                return
+            }
+            var recipients = core.membership.activeMembers.dropFirst().map(\.staticKey)
+            if random.chance(0.2) { recipients = recipients.filter { _ in random.chance(0.5) } }
+            let size =
+                small || random.chance(0.9)
+                ? random.integer(in: 8...300)
+                : random.chance(0.9)
+                    ? random.integer(in: 300...20_000)
+                    : random.integer(in: 20_000...WireLimits.maxMessageSize)
+            let counter = members[index].counter
+            members[index].counter += 1
+            let bytes = ChurnLedger.payload(
+                sender: index, incarnation: members[index].incarnation, counter: counter, size: size)
+            for key in recipients {
+                guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
+                let recipientIncarnation = members[recipient].alive ? members[recipient].incarnation : nil
+                let result = try net.withNode(index) { $0.sendRecorded(bytes, on: Self.channel, to: key) }
+                guard let (connection, sequence) = result else { continue }
+                ledger.sent(
+                    sender: index, senderIncarnation: members[index].incarnation, counter: counter,
+                    recipient: recipient, recipientIncarnation: recipientIncarnation, connection: connection,
+                    sequence: sequence, time: net.now)
+                sends += 1
+            }
+            // Unreliable: at most once, never altered, never from anyone who did not send it.
+            guard random.chance(0.3) else { return }
+            let datagram = ChurnLedger.payload(
+                sender: index, incarnation: members[index].incarnation, counter: counter,
+                size: random.integer(in: 8...1000), tag: ChurnLedger.datagramTag)
+            for key in recipients {
+                guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
+                let sent = try net.withNode(index) { $0.sendDatagram(datagram, on: Self.datagramChannel, to: key) }
+                if sent {
+                    ledger.sentDatagram(
                         sender: index, senderIncarnation: members[index].incarnation, counter: counter,
-                        recipient: recipient, recipientIncarnation: recipientIncarnation, connection: connection,
-                        sequence: sequence, time: net.now)
-                    sends += 1
-                }
-                // Unreliable: at most once, never altered, never from anyone who did not send it.
-                guard random.chance(0.3) else { continue }
-                let datagram = ChurnLedger.payload(
-                    sender: index, incarnation: members[index].incarnation, counter: counter,
-                    size: random.integer(in: 8...1000), tag: ChurnLedger.datagramTag)
-                for key in recipients {
-                    guard let recipient = (0..<count).first(where: { session.staticKey($0) == key }) else { continue }
-                    let sent = try net.withNode(index) { $0.sendDatagram(datagram, on: Self.datagramChannel, to: key) }
-                    if sent {
-                        ledger.sentDatagram(
-                            sender: index, senderIncarnation: members[index].incarnation, counter: counter,
-                            recipient: recipient)
-                    }
+                        recipient: recipient)
                 }
             }
         }
@@ -228,7 +255,9 @@ public struct ChurnScenario {
             let live = (0..<count).filter { members[$0].alive }
             // Members that stay: joined, not on their way out. Crashes and departures keep at least two of them, so
             // the session never dies out (a ticket needs a member to name) and stopped members can always rejoin.
-            let staying = live.filter { index in members[index].joined && !leaving.contains { $0.index == index } }
+            let staying = live.filter { index in
+                members[index].joined && !leaving.contains { $0.index == index } && frozen?.index != index
+            }
             switch random.integer(in: 0...9) {
             case 0...1 where live.count > 2 && staying.count > 2:
                 // Crash a member (memory lost); it restarts and rejoins a little later.
@@ -284,6 +313,18 @@ public struct ChurnScenario {
                 let payload = Array("activity \(activities)".utf8)
                 let now = net.now
                 try net.withNode(author) { $0.update(now: now) { $0.setActivity(payload) } }
+            case 9 where frozen == nil && staying.count > 2:
+                // A member stops like a process under SIGSTOP (or one starved of CPU) for 31-50 s, past the others'
+                // idle timeout, and resumes before the churn ends, its input piled up. In the soak this lost a block
+                // of the frozen member's lines at one receiver without a report (issue 34).
+                let victim = staying[random.integer(in: 0...(staying.count - 1))]
+                let steps = random.integer(in: 620...1000)
+                let offset = Duration.milliseconds(random.chance(0.5) ? 0 : Int64(random.integer(in: 1...49)))
+                let duration = Duration.milliseconds(Int64(steps) * 50) + offset
+                guard net.now + duration < end else { break }
+                net.pause(victim, for: duration)
+                ledger.paused(node: victim, from: net.now, until: net.now + duration)
+                frozen = (victim, net.now + duration, random.integer(in: 20...300), random.chance(0.5))
             default:
                 break
             }

@@ -227,9 +227,17 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         pausedUntil[index] = now + duration
     }
 
+    /// When node `index` resumes, while it is paused (``pause(_:for:)``); `nil` when it runs.
+    public func resumption(of index: Int) -> Instant? {
+        guard let resume = pausedUntil[index], resume > now else { return nil }
+        return resume
+    }
+
     /// Crashes node `index`: its memory is gone, datagrams to it are dropped, its timers never fire.
     public mutating func crash(_ index: Int) {
         nodes[index] = nil
+        // A stopped process can be killed too; whatever restarts at its address runs.
+        pausedUntil[index] = nil
         scheduledDeadline[index] = nil
         statistics.droppedUnroutable += unread[index].count
         unread[index].removeAll()
@@ -292,8 +300,15 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         now = max(now, event.time)
         switch event.kind {
         case .deliver(let index, let source, let datagram):
-            if let resume = pausedUntil[index], resume > now {
-                push(Event(time: resume, sequence: sequence(), kind: event.kind))
+            if let resume = pausedUntil[index], resume > now, nodes[index] != nil {
+                // It waits in the stopped process's socket buffer, which goes with the process if it crashes.
+                statistics.delivered += 1
+                statistics.deliveredBytes += datagram.count
+                unread[index].append((datagram, source))
+                if !readPending[index] {
+                    readPending[index] = true
+                    push(Event(time: resume, sequence: sequence(), kind: .read(index)))
+                }
                 return
             }
             guard nodes[index] != nil else {

@@ -54,4 +54,38 @@ struct CloseAcknowledgementTests {
         }
         #expect(closed == [1])
     }
+
+    @Test("A message acknowledged behind a lost one is reported with it: the closing side never delivered it")
+    func acknowledgedBehindGapReported() throws {
+        var (a, b) = try ConnectionRestartTests.connected()
+        _ = EndpointPair.events(&a)
+        _ = EndpointPair.events(&b)
+        let toB = try #require(a.connectionID(for: b.staticKey))
+        let now = Instant.zero + .milliseconds(1)
+        _ = try a.send([0], on: ConnectionRestartTests.channel, to: toB)
+        _ = EndpointPair.drain(&a, now: now)  // lost
+        _ = try a.send([1], on: ConnectionRestartTests.channel, to: toB)
+        for datagram in EndpointPair.drain(&a, now: now) {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: now)
+        }
+        // b holds message 1 in its reorder buffer, waiting for 0, and acknowledges the packet that carried it (the
+        // CLOSE carries that ACK); the buffer goes with the connection.
+        #expect(ConnectionRestartTests.messages(&b).isEmpty)
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        b.close(toA, code: .noError, reason: "restarted", now: now)
+        for datagram in EndpointPair.drain(&b, now: now) {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+        }
+        var delivered: [MessageSequence] = []
+        var undelivered: [[MessageSequence]] = []
+        for event in EndpointPair.events(&a) {
+            switch event {
+            case .delivered(_, _, let sequence): delivered.append(sequence)
+            case .closed(_, _, _, let messages): undelivered.append(messages.map(\.sequence))
+            default: break
+            }
+        }
+        #expect(delivered.isEmpty, "message 1 was acknowledged, never delivered")
+        #expect(undelivered == [[MessageSequence(0), MessageSequence(1)]])
+    }
 }

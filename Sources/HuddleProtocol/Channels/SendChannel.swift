@@ -9,8 +9,9 @@ import HuddleWire
 ///   order.
 /// - Lost bytes are offered again by ``nextFragment(maxDataLength:newDataCredit:incompleteMessages:)`` ahead of new
 ///   data, as a new fragment for a new packet (never an old packet resent); bytes acknowledged meanwhile are not
-///   offered again. A message's bytes are freed, and its sequence reported by ``pollCompleted()``, once every byte of
-///   it has been acknowledged.
+///   offered again. A message's bytes are freed once every byte of it has been acknowledged; its sequence is reported
+///   by ``pollCompleted()`` once it and every earlier message are (the peer has then delivered it: it delivers in
+///   sequence order).
 /// - Memory is bounded: at most ``ProtocolLimits/maxQueuedBytesPerChannel`` unacknowledged message bytes, and at most
 ///   ``ProtocolLimits/maxQueuedMessagesPerChannel`` sequences from the oldest unacknowledged to the newest, so the
 ///   peer's gap check (``ProtocolLimits/maxMessageSequenceGap``) can never trip.
@@ -40,9 +41,9 @@ public struct SendChannel: Sendable {
     private var newDataSequence: UInt64 = 0
     /// Sequences with bytes declared lost and not yet resent, ascending, without duplicates.
     private var retransmissions: [UInt64] = []
-    /// Fully acknowledged sequences not yet polled, from `completedHead` on.
-    private var completed: [MessageSequence] = []
-    private var completedHead = 0
+    /// The first sequence not yet reported by ``pollCompleted()``: every earlier one is acknowledged, and so are
+    /// those up to ``oldestUnacknowledged``.
+    private var completedUpTo: UInt64 = 0
 
     /// An empty channel; the first message will be sequence 0.
     public init(channel: ChannelID) {
@@ -71,11 +72,16 @@ public struct SendChannel: Sendable {
         return messages[index]!.bytes.count
     }
 
-    /// The sequences enqueued and not yet acknowledged in full, ascending: what to report as failed if the connection
-    /// closes.
-    public var unacknowledgedSequences: [MessageSequence] {
-        (head..<messages.count).compactMap { messages[$0] == nil ? nil : MessageSequence(baseSequence + UInt64($0)) }
+    /// The sequences the peer may not have delivered, ascending: the oldest message not acknowledged in full and
+    /// every later one, acknowledged or not. What to report as failed if the connection closes: the peer delivers in
+    /// sequence order, so a message acknowledged behind a gap waits in its reorder buffer and is lost with the
+    /// connection unless the gap is filled first.
+    public var undeliveredSequences: [MessageSequence] {
+        (oldestUnacknowledged..<nextSequence.rawValue).map { MessageSequence($0) }
     }
+
+    /// How many messages ``undeliveredSequences`` lists, without building the list.
+    public var undeliveredCount: Int { Int(nextSequence.rawValue - oldestUnacknowledged) }
 
     /// The oldest unacknowledged sequence, or `nextSequence` if there is none.
     private var oldestUnacknowledged: UInt64 {
@@ -225,18 +231,14 @@ public struct SendChannel: Sendable {
         if messages[index]!.hasRetransmission { addRetransmission(sequence) }
     }
 
-    /// The next message acknowledged in full since the last call (in acknowledgment order, which may differ from
-    /// sequence order), or `nil`. "Acknowledged" means the peer's protocol core holds every byte; it delivers the
-    /// message once all earlier ones are complete too.
+    /// The next message delivered to the peer since the last call, in sequence order, or `nil`: acknowledged in full
+    /// together with every earlier message, so the peer's protocol core has handed it over (it delivers in sequence
+    /// order once a message and all earlier ones are complete). A message acknowledged behind a gap is not reported
+    /// until the gap is acknowledged.
     public mutating func pollCompleted() -> MessageSequence? {
-        guard completedHead < completed.count else { return nil }
-        let sequence = completed[completedHead]
-        completedHead += 1
-        if completedHead == completed.count {
-            completed.removeAll(keepingCapacity: true)
-            completedHead = 0
-        }
-        return sequence
+        guard completedUpTo < oldestUnacknowledged else { return nil }
+        defer { completedUpTo += 1 }
+        return MessageSequence(completedUpTo)
     }
 
     // MARK: - Internals
@@ -363,7 +365,6 @@ public struct SendChannel: Sendable {
         messages[index] = nil
         queuedBytes -= message.bytes.count
         queuedMessages -= 1
-        completed.append(MessageSequence(sequence))
         while head < messages.count, messages[head] == nil { head += 1 }
         if head == messages.count {
             messages.removeAll(keepingCapacity: true)

@@ -270,10 +270,11 @@ public struct Connection {
     /// Bytes in flight.
     public var bytesInFlight: Int { sentPackets.bytesInFlight }
 
-    /// How many reliable messages on `channel` the peer has not acknowledged in full (queued or in flight).
+    /// How many reliable messages on `channel` the peer may not have delivered yet (queued, in flight, or
+    /// acknowledged behind an earlier one that is not).
     public func unacknowledgedMessageCount(on channel: ChannelID) -> Int {
         guard let position = sendChannels.position(of: channel) else { return 0 }
-        return sendChannels.channels[position].unacknowledgedSequences.count
+        return sendChannels.channels[position].undeliveredCount
     }
 
     /// The largest DATAGRAM payload that fits one packet of `datagramSize`.
@@ -329,7 +330,7 @@ public struct Connection {
         if case .draining = state { return }
         var undelivered: [UndeliveredMessage] = []
         for (channel, sender) in zip(sendChannels.ids, sendChannels.channels) {
-            undelivered += sender.unacknowledgedSequences.map { UndeliveredMessage(channel: channel, sequence: $0) }
+            undelivered += sender.undeliveredSequences.map { UndeliveredMessage(channel: channel, sequence: $0) }
         }
         sendChannels.removeAll()
         datagrams.removeAll()

@@ -126,11 +126,17 @@ struct SendChannelTests {
         #expect(allowance.inUse == 1 && sender.drainCompleted().isEmpty)
         sender.onAcknowledged(records[1], incompleteMessages: &allowance)
         #expect(allowance.inUse == 0)
-        #expect(sender.drainCompleted() == [1], "completion is reported in acknowledgment order")
-        #expect(sender.unacknowledgedSequences == [MessageSequence(0)])
+        #expect(
+            sender.drainCompleted().isEmpty,
+            "acknowledged behind a gap: the peer holds it in its reorder buffer and has not delivered it")
+        #expect(
+            sender.undeliveredSequences == [MessageSequence(0), MessageSequence(1)],
+            "a close now must report both: the peer loses its reorder buffer with the connection")
+        #expect(sender.undeliveredCount == 2)
         #expect(sender.data(for: records[1]) == nil, "freed once acknowledged")
         sender.onAcknowledged(records[0], incompleteMessages: &allowance)
-        #expect(sender.drainCompleted() == [0])
+        #expect(sender.drainCompleted() == [0, 1], "completion is reported in sequence order once the gap is filled")
+        #expect(sender.undeliveredSequences.isEmpty && sender.undeliveredCount == 0)
         #expect(sender.isIdle && sender.queuedBytes == 0)
     }
 
