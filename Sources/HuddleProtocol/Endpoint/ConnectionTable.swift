@@ -1,22 +1,61 @@
-/// An endpoint's connections by ``ConnectionID``, stored in an array so they are read and changed where they lie.
+import DequeModule
+
+/// An endpoint's connections by ``ConnectionID``, stored in an array so they are read and changed where they lie, with
+/// the work lists that keep the endpoint's polls proportional to what changed rather than to how many connections it
+/// has.
 ///
 /// Why not a dictionary of connections: the endpoint reaches a connection several times per datagram, and a
 /// dictionary's getter copies the whole ``Connection`` (retaining every one of its buffers) while changing a value in
 /// place goes through an accessor that allocates. Here a sorted list of IDs maps an ID to a slot of the array (a
 /// binary search over a handful of IDs is cheaper than hashing one, and the endpoint's IDs only grow, so adding one
-/// appends). Hot paths
-/// look the slot up once with ``slot(of:)`` and then use `slots[slot]!` directly, which the compiler reads and changes
-/// in place; the ID subscript is for everything else (its accessors are coroutines, which may allocate a frame).
-/// Slots of removed connections are reused, so the array never holds more slots than the most connections that were
-/// alive at once.
+/// appends). Hot paths look the slot up once with ``slot(of:)`` and then use ``withConnection(in:_:)``, which reads
+/// and changes the connection in place; the ID subscript is for everything else (its accessors are coroutines, which
+/// may allocate a frame). Slots of removed connections are reused, so the array never holds more slots than the most
+/// connections that were alive at once.
+///
+/// Why work lists: a connection changes only when the endpoint calls into it (the core is sans-IO), so every change
+/// goes through this table, which notes the slot as a candidate for events, for transmits and for a new deadline. The
+/// endpoint then polls only candidates, and keeps each connection's deadline as of its last change: a 256-member
+/// session's node (255 connections) scanned every connection for events, transmits and its deadline after every
+/// datagram before (issue 34). A candidate that turns out to have nothing is dropped; time alone never gives a
+/// connection something to send or report without one of its deadlines (the endpoint runs it then, which makes it a
+/// candidate again).
 struct ConnectionTable {
-    /// The connections; `nil` marks a free slot. Change a connection in place through `slots[slot]!`; add and remove
-    /// connections only through the ID subscript or ``removeValue(forKey:)``, so the slot map stays right.
-    var slots: [Connection?] = []
+    /// The connections; `nil` marks a free slot. Change a connection only through ``withConnection(in:_:)`` or the ID
+    /// subscript, which note the change; add and remove connections only through the ID subscript or
+    /// ``removeValue(forKey:)``, so the slot map stays right.
+    private(set) var slots: [Connection?] = []
+    /// The ID of the connection in each slot (meaningless for a free slot).
+    private var idsBySlot: [ConnectionID] = []
+    /// Whether each slot holds a connection.
+    private var occupied: [Bool] = []
     /// The IDs of the connections, ascending, and the slot of each, position by position.
     private var ids: [ConnectionID] = []
     private var slotsByID: [Int] = []
     private var freeSlots: [Int] = []
+
+    /// What a change to a connection may have given the endpoint to look at again.
+    struct Candidacy: OptionSet {
+        let rawValue: UInt8
+        /// New events to poll.
+        static let events = Candidacy(rawValue: 1)
+        /// Datagrams to send.
+        static let transmits = Candidacy(rawValue: 2)
+        /// A different deadline.
+        static let deadline = Candidacy(rawValue: 4)
+        static let all: Candidacy = [.events, .transmits, .deadline]
+    }
+
+    /// Per slot, the lists it is on; a slot is on a list exactly when its bit is set here.
+    private var candidacy: [Candidacy] = []
+    /// Slots that may have events, in the order they became candidates.
+    private(set) var eventCandidates = Deque<Int>()
+    /// Slots that may have datagrams to send, in round-robin order.
+    private(set) var transmitCandidates = Deque<Int>()
+    /// Slots whose cached deadline may be out of date.
+    private var staleDeadlines: [Int] = []
+    /// Per slot, its connection's ``Connection/nextDeadline`` as of its last change (`nil` for a free slot).
+    private var deadlines: [Instant?] = []
 
     /// The slot holding the connection with `id`, or `nil` if there is none.
     func slot(of id: ConnectionID) -> Int? {
@@ -25,7 +64,8 @@ struct ConnectionTable {
         return slotsByID[position]
     }
 
-    /// Calls `body` with the connection in `slot` (which must hold one) where it lies, and returns its result.
+    /// Calls `body` with the connection in `slot` (which must hold one) where it lies, and returns its result; the
+    /// slot becomes a candidate for events, transmits and a new deadline.
     ///
     /// For reads on hot paths too: reading `slots[slot]!.field` goes through the array's getter, which copies the
     /// whole connection (retaining and releasing each of its buffers) before picking the field; a modifying access
@@ -33,7 +73,75 @@ struct ConnectionTable {
     mutating func withConnection<Result, Failure: Error>(
         in slot: Int, _ body: (inout Connection) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try body(&slots[slot]!)
+        nominate(slot, for: .all)
+        return try body(&slots[slot]!)
+    }
+
+    /// ``withConnection(in:_:)`` that makes the slot a candidate only for `candidacy`: for the endpoint's own polls,
+    /// which know what the call can change (polling events cannot create events; reading cannot change anything).
+    mutating func withConnection<Result, Failure: Error>(
+        in slot: Int, nominating candidacy: Candidacy, _ body: (inout Connection) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        nominate(slot, for: candidacy)
+        return try body(&slots[slot]!)
+    }
+
+    /// The ID of the connection in `slot` (which must hold one).
+    func id(inSlot slot: Int) -> ConnectionID { idsBySlot[slot] }
+
+    /// Whether `slot` holds a connection (without reading the slot, which would copy the connection).
+    func isOccupied(_ slot: Int) -> Bool { occupied[slot] }
+
+    // MARK: - Work lists
+
+    /// Puts `slot` on the lists `candidacy` names that it is not on yet.
+    private mutating func nominate(_ slot: Int, for candidacy: Candidacy) {
+        let missing = candidacy.subtracting(self.candidacy[slot])
+        guard !missing.isEmpty else { return }
+        self.candidacy[slot].formUnion(missing)
+        if missing.contains(.events) { eventCandidates.append(slot) }
+        if missing.contains(.transmits) { transmitCandidates.append(slot) }
+        if missing.contains(.deadline) { staleDeadlines.append(slot) }
+    }
+
+    /// Takes the first slot off the event candidates (it has no events left, or no connection).
+    mutating func dropFirstEventCandidate() {
+        let slot = eventCandidates.removeFirst()
+        candidacy[slot].remove(.events)
+    }
+
+    /// Takes the first slot off the transmit candidates (it has nothing to send now, or no connection).
+    mutating func dropFirstTransmitCandidate() {
+        let slot = transmitCandidates.removeFirst()
+        candidacy[slot].remove(.transmits)
+    }
+
+    /// Moves the first transmit candidate to the back: it sent a datagram and may have more, after the others.
+    mutating func rotateTransmitCandidates() {
+        transmitCandidates.append(transmitCandidates.removeFirst())
+    }
+
+    /// Brings the cached deadline of every changed connection up to date.
+    private mutating func refreshDeadlines() {
+        for slot in staleDeadlines {
+            candidacy[slot].remove(.deadline)
+            deadlines[slot] = occupied[slot] ? withConnection(in: slot, nominating: []) { $0.nextDeadline } : nil
+        }
+        staleDeadlines.removeAll(keepingCapacity: true)
+    }
+
+    /// The earliest deadline of any connection.
+    mutating func earliestDeadline() -> Instant? {
+        refreshDeadlines()
+        var earliest: Instant?
+        for case let deadline? in deadlines where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        return earliest
+    }
+
+    /// The slots whose connection's deadline is at or before `now`, in slot order.
+    mutating func dueSlots(at now: Instant) -> [Int] {
+        refreshDeadlines()
+        return deadlines.indices.filter { deadlines[$0].map { $0 <= now } ?? false }
     }
 
     /// The connection with `id`, or `nil`. Assigning `nil` removes it; assigning to an absent ID adds it.
@@ -47,6 +155,7 @@ struct ConnectionTable {
         }
         _modify {
             if let slot = slot(of: id) {
+                nominate(slot, for: .all)
                 yield &slots[slot]
                 if case .none = slots[slot] { free(slot, of: id) }
             } else {
@@ -57,6 +166,7 @@ struct ConnectionTable {
         }
         set {
             if let slot = slot(of: id) {
+                nominate(slot, for: .all)
                 slots[slot] = newValue
                 if newValue == nil { free(slot, of: id) }
             } else if let newValue {
@@ -89,13 +199,20 @@ struct ConnectionTable {
         if let free = freeSlots.popLast() {
             slot = free
             slots[slot] = connection
+            idsBySlot[slot] = id
+            occupied[slot] = true
         } else {
             slot = slots.count
             slots.append(connection)
+            idsBySlot.append(id)
+            occupied.append(true)
+            candidacy.append([])
+            deadlines.append(nil)
         }
         let position = position(of: id)
         ids.insert(id, at: position)
         slotsByID.insert(slot, at: position)
+        nominate(slot, for: .all)
     }
 
     private mutating func free(_ slot: Int, of id: ConnectionID) {
@@ -103,5 +220,8 @@ struct ConnectionTable {
         ids.remove(at: position)
         slotsByID.remove(at: position)
         freeSlots.append(slot)
+        occupied[slot] = false
+        // The work lists skip a free slot when they reach it; its deadline must not wake the endpoint meanwhile.
+        deadlines[slot] = nil
     }
 }

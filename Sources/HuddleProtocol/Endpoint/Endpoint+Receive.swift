@@ -57,24 +57,33 @@ extension Endpoint {
             return
         }
         guard let id = connectionByIndex[header.receiverIndex], let slot = connections.slot(of: id),
-            let keySlot = connections.withConnection(in: slot, { $0.slot(for: header.receiverIndex) })
+            let keySlot = connections.withConnection(in: slot, nominating: [], { $0.slot(for: header.receiverIndex) })
         else {
             statistics.unknownIndexDropped += 1
             return
         }
         // Through a relay, only the connection's own peer: the relay vouches for the sender's key.
-        if case .relayed(_, let sender) = route, connections.withConnection(in: slot, { $0.peer != sender }) {
+        if case .relayed(_, let sender) = route,
+            connections.withConnection(in: slot, nominating: [], { $0.peer != sender })
+        {
             statistics.transportRejected += 1
             return
         }
-        guard let range = connections.slots[slot]!.open(datagram, header: header, slot: keySlot, now: now) else {
+        // What fails to open changes nothing the endpoint's polls look at (garbage costs no polling); what opens is
+        // handled next, which makes the connection a candidate for everything.
+        let opened = connections.withConnection(in: slot, nominating: []) {
+            $0.open(datagram, header: header, slot: keySlot, now: now)
+        }
+        guard let range = opened else {
             statistics.transportRejected += 1
             return
         }
         // The connection decides whether the peer moved (migration with path validation, docs/PROTOCOL.md 7.12).
-        connections.slots[slot]!.handlePayload(
-            UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue, from: route,
-            datagramLength: datagram.count, now: now)
+        connections.withConnection(in: slot) {
+            $0.handlePayload(
+                UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue,
+                from: route, datagramLength: datagram.count, now: now)
+        }
         collectRetiredIndices(id, slot: slot)
     }
 

@@ -42,8 +42,8 @@ public struct Endpoint {
     /// Addresses relays and peers report seeing this endpoint at, most recent last, at most
     /// ``ProtocolLimits/maxReflexiveAddresses``.
     public internal(set) var reflexiveAddresses: [NetworkAddress] = []
-    var transmitCursor = 0
-    var eventCursor = 0
+    /// Slots of closed connections whose events the owner had not taken when their timer closed them.
+    var closedSlots: [Int] = []
     /// How far the receive windows of all connections have grown beyond their initial size, together; at most
     /// ``ProtocolLimits/maxReceiveWindowGrowthPerEndpoint``.
     public private(set) var receiveWindowGrowth = 0
@@ -259,7 +259,8 @@ public struct Endpoint {
 
     /// ``collectRetiredIndices(_:)`` for the connection in `slot` of ``connections`` (no lookup, for hot paths).
     mutating func collectRetiredIndices(_ id: ConnectionID, slot: Int) {
-        let retired = connections.withConnection(in: slot) { connection in
+        // Indices are the endpoint's own bookkeeping: taking them changes nothing the polls look at.
+        let retired = connections.withConnection(in: slot, nominating: []) { connection in
             defer { connection.retiredIndices.removeAll() }
             return connection.retiredIndices
         }
@@ -298,22 +299,27 @@ public struct Endpoint {
 
     /// The next event, or `nil`. Messages count as consumed (and reopen flow-control credit) when returned here.
     public mutating func pollEvent() -> EndpointEvent? {
-        let count = connectionOrder.count
-        guard count > 0 else { return nil }
-        for step in 0..<count {
-            let id = connectionOrder[(eventCursor + step) % count]
-            let slot = connections.slot(of: id)!
+        // Only connections that changed since they last had no event can have one; each is drained before the next.
+        while let slot = connections.eventCandidates.first {
+            guard connections.isOccupied(slot) else {
+                connections.dropFirstEventCandidate()
+                continue
+            }
             // The node-wide bound on grown receive windows: this connection may grow into what is left of it.
             let allowance = ProtocolLimits.maxReceiveWindowGrowthPerEndpoint - receiveWindowGrowth
-            let (polled, grown) = connections.withConnection(in: slot) { connection in
+            // Taking a message may reopen flow-control credit (a window update to send) and move a deadline.
+            let (polled, grown, peer) = connections.withConnection(in: slot, nominating: [.transmits, .deadline]) {
+                connection in
                 let window = connection.receiveWindow
                 connection.receiveWindowCeiling = min(ProtocolLimits.maxReceiveWindowPerConnection, window + allowance)
-                return (connection.pollEvent(), connection.receiveWindow - window)
+                return (connection.pollEvent(), connection.receiveWindow - window, connection.peer)
             }
             receiveWindowGrowth += grown
-            guard let event = polled else { continue }
-            eventCursor = (eventCursor + step) % count
-            let peer = connections.withConnection(in: slot) { $0.peer }
+            guard let event = polled else {
+                connections.dropFirstEventCandidate()
+                continue
+            }
+            let id = connections.id(inSlot: slot)
             switch event {
             case .established: return .connected(id, peer: peer)
             case .message(let channel, let bytes): return .message(id, channel: channel, bytes: bytes)
@@ -341,35 +347,42 @@ public struct Endpoint {
     /// round trip's client CPU and about 15 % of a simulated churn run, and in-place access makes none.
     public var nextDeadline: Instant? {
         mutating get {
-            var earliest: Instant?
+            // Each connection's deadline is cached as of its last change (``ConnectionTable``).
+            var earliest = connections.earliestDeadline()
             for client in relayClients { earliest = min(earliest ?? client.nextRegisterAt, client.nextRegisterAt) }
-            for id in connectionOrder {
-                guard let deadline = connections.withConnection(in: connections.slot(of: id)!, { $0.nextDeadline })
-                else { continue }
-                earliest = min(earliest ?? deadline, deadline)
-            }
             return earliest
         }
     }
 
-    /// Runs every connection's due timers, sends handshake retries and forgets closed connections.
+    /// Runs the timers of every connection whose deadline has come, sends handshake retries and forgets closed
+    /// connections.
     public mutating func handleTimeout(now: Instant) {
         for index in relayClients.indices {
             if let register = relayClients[index].registerIfDue(identity: configuration.identity, now: now) {
                 outbox.append((.direct(relayClients[index].address), register))
             }
         }
-        for id in connectionOrder {
-            connections.slots[connections.slot(of: id)!]!.handleTimeout(now: now)
+        let due = connections.dueSlots(at: now)
+        for slot in due {
+            let id = connections.id(inSlot: slot)
+            connections.withConnection(in: slot) { $0.handleTimeout(now: now) }
             sendInitiationIfWanted(id, now: now)
-            collectRetiredIndices(id)
+            collectRetiredIndices(id, slot: slot)
         }
-        for id in connectionOrder {
-            let slot = connections.slot(of: id)!
-            if connections.withConnection(in: slot, { $0.state == .closed && $0.events.isEmpty }) {
-                removeConnection(id)
+        // A connection closes only in its own timer (at the end of draining); one whose events the owner has not
+        // taken yet stays until a later timeout finds them taken.
+        for slot in due + closedSlots where connections.isOccupied(slot) {
+            let (closed, drained) = connections.withConnection(in: slot, nominating: []) {
+                ($0.state == .closed, $0.events.isEmpty)
+            }
+            guard closed else { continue }
+            if drained {
+                removeConnection(connections.id(inSlot: slot))
+            } else if !closedSlots.contains(slot) {
+                closedSlots.append(slot)
             }
         }
+        closedSlots.removeAll { !connections.isOccupied($0) }
     }
 
     /// Writes the next datagram to send into `buffer` (at least the configured datagram size) and returns its
@@ -390,23 +403,31 @@ public struct Endpoint {
             let (destination, length) = wrap(buffer, length: datagram.count, for: route)
             return (destination, length, false)
         }
-        let count = connectionOrder.count
-        for step in 0..<count {
-            let id = connectionOrder[(transmitCursor + step) % count]
-            let slot = connections.slot(of: id)!
-            if let (route, length, isPathProbe) = connections.slots[slot]!.pollTransmit(into: buffer, now: now) {
-                transmitCursor = (transmitCursor + step + 1) % max(count, 1)
-                collectRetiredIndices(id, slot: slot)
-                if route.isRelayed {
-                    // The packet moves behind the envelope header (a relayed path is the slow one; one move of at
-                    // most a datagram costs less than a second buffer for every packet).
-                    precondition(buffer.count >= length + RelayEnvelope.headerLength, "transmit buffer too small")
-                    UnsafeMutableRawBufferPointer(rebasing: buffer[RelayEnvelope.headerLength...])
-                        .baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: length)
-                }
-                let (destination, wrapped) = wrap(buffer, length: length, for: route)
-                return (destination, wrapped, isPathProbe)
+        // Only connections that changed since they last had nothing to send can have something: an input, a call,
+        // or a deadline (the pacer's, a timer's) makes them candidates again. One datagram each, in turn.
+        while let slot = connections.transmitCandidates.first {
+            guard connections.isOccupied(slot) else {
+                connections.dropFirstTransmitCandidate()
+                continue
             }
+            let polled = connections.withConnection(in: slot, nominating: [.events, .deadline]) {
+                $0.pollTransmit(into: buffer, now: now)
+            }
+            guard let (route, length, isPathProbe) = polled else {
+                connections.dropFirstTransmitCandidate()
+                continue
+            }
+            connections.rotateTransmitCandidates()
+            collectRetiredIndices(connections.id(inSlot: slot), slot: slot)
+            if route.isRelayed {
+                // The packet moves behind the envelope header (a relayed path is the slow one; one move of at
+                // most a datagram costs less than a second buffer for every packet).
+                precondition(buffer.count >= length + RelayEnvelope.headerLength, "transmit buffer too small")
+                UnsafeMutableRawBufferPointer(rebasing: buffer[RelayEnvelope.headerLength...])
+                    .baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: length)
+            }
+            let (destination, wrapped) = wrap(buffer, length: length, for: route)
+            return (destination, wrapped, isPathProbe)
         }
         return nil
     }
