@@ -25,10 +25,20 @@ struct ConnectionTable {
     /// subscript, which note the change; add and remove connections only through the ID subscript or
     /// ``removeValue(forKey:)``, so the slot map stays right.
     private(set) var slots: [Connection?] = []
-    /// The ID of the connection in each slot (meaningless for a free slot).
-    private var idsBySlot: [ConnectionID] = []
-    /// Whether each slot holds a connection.
-    private var occupied: [Bool] = []
+    /// What the table knows of each slot besides its connection (one array: the endpoint is copied whole in tests
+    /// and the simulator, and every array is a reference to retain).
+    private var bookkeeping: [SlotBookkeeping] = []
+
+    /// One slot's ID, occupancy, work lists and cached deadline.
+    private struct SlotBookkeeping {
+        /// The ID of the connection in the slot (meaningless for a free slot).
+        var id: ConnectionID
+        var occupied = true
+        /// The work lists the slot is on; it is on a list exactly when its bit is set here.
+        var candidacy: Candidacy = []
+        /// The connection's ``Connection/nextDeadline`` as of its last change (`nil` for a free slot).
+        var deadline: Instant?
+    }
     /// The IDs of the connections, ascending, and the slot of each, position by position.
     private var ids: [ConnectionID] = []
     private var slotsByID: [Int] = []
@@ -46,16 +56,12 @@ struct ConnectionTable {
         static let all: Candidacy = [.events, .transmits, .deadline]
     }
 
-    /// Per slot, the lists it is on; a slot is on a list exactly when its bit is set here.
-    private var candidacy: [Candidacy] = []
     /// Slots that may have events, in the order they became candidates.
     private(set) var eventCandidates = Deque<Int>()
     /// Slots that may have datagrams to send, in round-robin order.
     private(set) var transmitCandidates = Deque<Int>()
     /// Slots whose cached deadline may be out of date.
     private var staleDeadlines: [Int] = []
-    /// Per slot, its connection's ``Connection/nextDeadline`` as of its last change (`nil` for a free slot).
-    private var deadlines: [Instant?] = []
 
     /// The slot holding the connection with `id`, or `nil` if there is none.
     func slot(of id: ConnectionID) -> Int? {
@@ -87,18 +93,18 @@ struct ConnectionTable {
     }
 
     /// The ID of the connection in `slot` (which must hold one).
-    func id(inSlot slot: Int) -> ConnectionID { idsBySlot[slot] }
+    func id(inSlot slot: Int) -> ConnectionID { bookkeeping[slot].id }
 
     /// Whether `slot` holds a connection (without reading the slot, which would copy the connection).
-    func isOccupied(_ slot: Int) -> Bool { occupied[slot] }
+    func isOccupied(_ slot: Int) -> Bool { bookkeeping[slot].occupied }
 
     // MARK: - Work lists
 
     /// Puts `slot` on the lists `candidacy` names that it is not on yet.
     private mutating func nominate(_ slot: Int, for candidacy: Candidacy) {
-        let missing = candidacy.subtracting(self.candidacy[slot])
+        let missing = candidacy.subtracting(bookkeeping[slot].candidacy)
         guard !missing.isEmpty else { return }
-        self.candidacy[slot].formUnion(missing)
+        bookkeeping[slot].candidacy.formUnion(missing)
         if missing.contains(.events) { eventCandidates.append(slot) }
         if missing.contains(.transmits) { transmitCandidates.append(slot) }
         if missing.contains(.deadline) { staleDeadlines.append(slot) }
@@ -107,13 +113,13 @@ struct ConnectionTable {
     /// Takes the first slot off the event candidates (it has no events left, or no connection).
     mutating func dropFirstEventCandidate() {
         let slot = eventCandidates.removeFirst()
-        candidacy[slot].remove(.events)
+        bookkeeping[slot].candidacy.remove(.events)
     }
 
     /// Takes the first slot off the transmit candidates (it has nothing to send now, or no connection).
     mutating func dropFirstTransmitCandidate() {
         let slot = transmitCandidates.removeFirst()
-        candidacy[slot].remove(.transmits)
+        bookkeeping[slot].candidacy.remove(.transmits)
     }
 
     /// Moves the first transmit candidate to the back: it sent a datagram and may have more, after the others.
@@ -124,8 +130,9 @@ struct ConnectionTable {
     /// Brings the cached deadline of every changed connection up to date.
     private mutating func refreshDeadlines() {
         for slot in staleDeadlines {
-            candidacy[slot].remove(.deadline)
-            deadlines[slot] = occupied[slot] ? withConnection(in: slot, nominating: []) { $0.nextDeadline } : nil
+            bookkeeping[slot].candidacy.remove(.deadline)
+            bookkeeping[slot].deadline =
+                bookkeeping[slot].occupied ? withConnection(in: slot, nominating: []) { $0.nextDeadline } : nil
         }
         staleDeadlines.removeAll(keepingCapacity: true)
     }
@@ -134,14 +141,17 @@ struct ConnectionTable {
     mutating func earliestDeadline() -> Instant? {
         refreshDeadlines()
         var earliest: Instant?
-        for case let deadline? in deadlines where earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        for slot in bookkeeping.indices {
+            guard let deadline = bookkeeping[slot].deadline else { continue }
+            if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        }
         return earliest
     }
 
     /// The slots whose connection's deadline is at or before `now`, in slot order.
     mutating func dueSlots(at now: Instant) -> [Int] {
         refreshDeadlines()
-        return deadlines.indices.filter { deadlines[$0].map { $0 <= now } ?? false }
+        return bookkeeping.indices.filter { bookkeeping[$0].deadline.map { $0 <= now } ?? false }
     }
 
     /// The connection with `id`, or `nil`. Assigning `nil` removes it; assigning to an absent ID adds it.
@@ -199,15 +209,12 @@ struct ConnectionTable {
         if let free = freeSlots.popLast() {
             slot = free
             slots[slot] = connection
-            idsBySlot[slot] = id
-            occupied[slot] = true
+            bookkeeping[slot].id = id
+            bookkeeping[slot].occupied = true
         } else {
             slot = slots.count
             slots.append(connection)
-            idsBySlot.append(id)
-            occupied.append(true)
-            candidacy.append([])
-            deadlines.append(nil)
+            bookkeeping.append(SlotBookkeeping(id: id))
         }
         let position = position(of: id)
         ids.insert(id, at: position)
@@ -220,8 +227,8 @@ struct ConnectionTable {
         ids.remove(at: position)
         slotsByID.remove(at: position)
         freeSlots.append(slot)
-        occupied[slot] = false
+        bookkeeping[slot].occupied = false
         // The work lists skip a free slot when they reach it; its deadline must not wake the endpoint meanwhile.
-        deadlines[slot] = nil
+        bookkeeping[slot].deadline = nil
     }
 }

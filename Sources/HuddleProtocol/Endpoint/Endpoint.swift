@@ -308,11 +308,11 @@ public struct Endpoint {
             // The node-wide bound on grown receive windows: this connection may grow into what is left of it.
             let allowance = ProtocolLimits.maxReceiveWindowGrowthPerEndpoint - receiveWindowGrowth
             // Taking a message may reopen flow-control credit (a window update to send) and move a deadline.
-            let (polled, grown, peer) = connections.withConnection(in: slot, nominating: [.transmits, .deadline]) {
+            let (polled, grown) = connections.withConnection(in: slot, nominating: [.transmits, .deadline]) {
                 connection in
                 let window = connection.receiveWindow
                 connection.receiveWindowCeiling = min(ProtocolLimits.maxReceiveWindowPerConnection, window + allowance)
-                return (connection.pollEvent(), connection.receiveWindow - window, connection.peer)
+                return (connection.pollEvent(), connection.receiveWindow - window)
             }
             receiveWindowGrowth += grown
             guard let event = polled else {
@@ -320,6 +320,8 @@ public struct Endpoint {
                 continue
             }
             let id = connections.id(inSlot: slot)
+            // Read only for an event: the key is an array, a retain and a release on every empty poll.
+            let peer = connections.withConnection(in: slot, nominating: []) { $0.peer }
             switch event {
             case .established: return .connected(id, peer: peer)
             case .message(let channel, let bytes): return .message(id, channel: channel, bytes: bytes)
