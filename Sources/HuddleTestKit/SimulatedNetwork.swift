@@ -121,11 +121,12 @@ public struct SimulatedNetwork<Node: SimulatedNode> {
         } catch {
             // What the body did before it threw happened, as it would in a real node: keep it, send what it queued
             // and re-arm the timer.
-            nodes[index] = node
+            nodes[index] = consume node
             try flush(index)
             throw error
         }
-        nodes[index] = node
+        // Moved back, not copied: a copy left alive made the flush's first mutation copy every connection.
+        nodes[index] = consume node
         try flush(index)
         return result
     }
