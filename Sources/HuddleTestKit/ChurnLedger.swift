@@ -254,6 +254,27 @@ public struct ChurnLedger {
         if stoppedAt[[node, incarnation]] == nil { stoppedAt[[node, incarnation]] = time }
     }
 
+    /// Records what `event`, which incarnation `incarnation` of `node` reported at `time`, says about the messages on
+    /// `channel` (a delivery or a failure report) and the datagrams on `datagramChannel`; other events are the
+    /// scenario's to handle.
+    public mutating func record(
+        _ event: SessionEvent, node: Int, incarnation: Int, time: Instant, channel: ChannelID,
+        datagramChannel: ChannelID? = nil
+    ) {
+        switch event {
+        case .message(_, let messageChannel, let bytes) where messageChannel == channel:
+            received(bytes, recipient: node, incarnation: incarnation, time: time)
+        case .datagram(_, let messageChannel, let bytes) where messageChannel == datagramChannel:
+            receivedDatagram(bytes, recipient: node, incarnation: incarnation, time: time)
+        case .undelivered(_, let connection, let messages, let reason):
+            reportedUndelivered(
+                sender: node, senderIncarnation: incarnation, connection: connection,
+                sequences: messages.filter { $0.channel == channel }.map(\.sequence), reason: reason, time: time)
+        default:
+            break
+        }
+    }
+
     /// Records that `node` is frozen (processes nothing) from `time` until `until`.
     public mutating func paused(node: Int, from time: Instant, until: Instant) {
         pauses[node, default: []].append(time..<until)

@@ -137,18 +137,12 @@ public struct ChurnScenario {
                 let incarnation = members[index].incarnation
                 let events = try net.withNode(index) { $0.takeEvents() }
                 for (time, event) in events {
+                    ledger.record(
+                        event, node: index, incarnation: incarnation, time: time, channel: Self.channel,
+                        datagramChannel: Self.datagramChannel)
                     switch event {
                     case .joined:
                         members[index].joined = true
-                    case .message(_, let channel, let bytes) where channel == Self.channel:
-                        ledger.received(bytes, recipient: index, incarnation: incarnation, time: time)
-                    case .datagram(_, let channel, let bytes) where channel == Self.datagramChannel:
-                        ledger.receivedDatagram(bytes, recipient: index, incarnation: incarnation, time: time)
-                    case .undelivered(_, let connection, let messages, let reason):
-                        ledger.reportedUndelivered(
-                            sender: index, senderIncarnation: incarnation, connection: connection,
-                            sequences: messages.filter { $0.channel == Self.channel }.map(\.sequence), reason: reason,
-                            time: time)
                     case .joinFailed, .joinTimedOut:
                         // Not a violation by itself (every member named in its ticket may be gone); it tries again.
                         stop(index, &net)

@@ -122,16 +122,10 @@ public struct LargeSessionScenario {
             for index in 0..<count where state[index].alive {
                 let incarnation = state[index].incarnation
                 for (time, event) in try net.withNode(index, { $0.takeEvents() }) {
+                    ledger.record(event, node: index, incarnation: incarnation, time: time, channel: Self.channel)
                     switch event {
                     case .joined:
                         state[index].joined = true
-                    case .message(_, let channel, let bytes) where channel == Self.channel:
-                        ledger.received(bytes, recipient: index, incarnation: incarnation, time: time)
-                    case .undelivered(_, let connection, let messages, let reason):
-                        ledger.reportedUndelivered(
-                            sender: index, senderIncarnation: incarnation, connection: connection,
-                            sequences: messages.filter { $0.channel == Self.channel }.map(\.sequence), reason: reason,
-                            time: time)
                     case .joinFailed, .joinTimedOut:
                         stop(index)
                     case .departed:
