@@ -36,7 +36,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         Task {
             for await activity in pending {
                 do throws(HuddleError) {
-                    try await Self.apply(activity, engine: engine)
+                    try await Self.apply(activity, engine: engine, context: context)
                 } catch {
                     engine.logger.warning(
                         "setting the activity failed", metadata: ["session": "\(context.id)", "error": "\(error)"])
@@ -96,7 +96,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// Round-trip time and loss for every other active participant.
     public func peerStatistics() async throws -> [PeerStatistics] {
-        try await engine.peerStatistics()
+        try await engine.peerStatistics(in: context)
     }
 
     /// The activity every member agrees on. Setting it changes it for everyone (as ``setActivity(_:)``, without
@@ -140,16 +140,20 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// Changes the activity for everyone; returns once the change is applied locally and sent.
     ///
-    /// - Throws: ``HuddleError/notJoined`` before ``join()`` or after the session ended, ``HuddleError/coding(_:)``
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over (also after the node moved on to another session: a handle acts on its own session only),
+    ///   ``HuddleError/coding(_:)``
     ///   when the activity does not encode, ``HuddleError/transport(_:)`` when the node is shut down.
     public func setActivity(_ activity: Activity) async throws(HuddleError) {
-        try await Self.apply(activity, engine: engine)
+        try await Self.apply(activity, engine: engine, context: context)
     }
 
-    private static func apply(_ activity: Activity, engine: SessionEngine) async throws(HuddleError) {
+    private static func apply(
+        _ activity: Activity, engine: SessionEngine, context: SessionContext
+    ) async throws(HuddleError) {
         let payload = try ActivityCoding.encode(activity)
         do {
-            try await engine.setActivity(payload)
+            try await engine.setActivity(payload, in: context)
         } catch let error as HuddleError {
             throw error
         } catch let error as TransportError {
@@ -175,24 +179,27 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     }
 
     /// Leaves the session: the others see this participant leave; the session goes on without it. Waits up to
-    /// 2 s for the announcement to be acknowledged.
+    /// 2 s for the announcement to be acknowledged. Does nothing once this session is over, whatever session the
+    /// node is in now.
     public func leave() async {
-        await engine.leave()
+        await engine.leave(context)
     }
 
     /// Ends the session for every member.
     ///
-    /// - Throws: ``HuddleError/notJoined`` unless joined.
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over.
     public func end() async throws {
-        try await engine.end()
+        try await engine.end(context)
     }
 
     /// A ticket that lets one more device join, valid for `duration`. Any member may invite; the ticket names the
     /// current members, so it keeps working after this node leaves.
     ///
-    /// - Throws: ``HuddleError/notJoined`` unless joined.
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over.
     public func makeInvitation(validFor duration: Duration = .seconds(24 * 3600)) async throws -> Invitation {
-        try await engine.makeInvitation(validFor: duration)
+        try await engine.makeInvitation(validFor: duration, in: context)
     }
 
     /// Announces the session on the local network as `name`, so people nearby find it with
@@ -204,17 +211,20 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// discovery"); announce only where that is what you want, and briefly. The node must listen on `0.0.0.0` or an
     /// IPv4 interface address: beacons from loopback reach no other machine.
     ///
-    /// - Throws: ``HuddleError/notJoined`` unless joined; ``HuddleError/localNetwork(_:)`` when no interface can send
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over; ``HuddleError/localNetwork(_:)`` when no interface can send
     ///   the beacon.
     public func announceNearby(
         as name: String, validFor duration: Duration = .seconds(600)
     ) async throws
         -> NearbyAnnouncement
     {
+        // The session's own state first: a stale handle says its session is over, whatever the network allows.
+        try await engine.requireJoined(context)
         let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
         let invitation: Invitation
         do {
-            invitation = try await engine.makeInvitation(validFor: duration)
+            invitation = try await engine.makeInvitation(validFor: duration, in: context)
         } catch {
             for channel in channels { try? await channel.close() }
             throw error
@@ -224,6 +234,6 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         return try NearbyAnnouncement(
             name: name, invitation: invitation, channels: channels,
             isLive: { !context.isInvalidated },
-            closeInvitation: { await engine.closeInvitation(invitation) })
+            closeInvitation: { await engine.closeInvitation(invitation, in: context) })
     }
 }

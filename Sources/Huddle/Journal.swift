@@ -50,6 +50,7 @@ public final class Journal: Sendable {
     ///
     /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
     ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,
+    ///   ``HuddleError/invalidated(_:)`` (this session is over),
     ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/authorShareFull(what:limit:)``, ``HuddleError/diskFull(_:)``,
     ///   ``HuddleError/coding(_:)``.
     public func add(_ data: Data, metadata: some Encodable & Sendable) async throws -> Attachment {
@@ -77,30 +78,31 @@ public final class Journal: Sendable {
 
     /// Removes `attachment` for every member: each one deletes its copy, and downloads of it stop.
     ///
-    /// - Throws: ``HuddleError/attachmentRemoved`` if it is no longer in the journal, ``HuddleError/notJoined``.
+    /// - Throws: ``HuddleError/attachmentRemoved`` if it is no longer in the journal, ``HuddleError/notJoined``,
+    ///   ``HuddleError/invalidated(_:)``.
     public func remove(_ attachment: Attachment) async throws {
-        try await engine.removeAttachment(attachment.id.attachmentID)
+        try await engine.removeAttachment(attachment.id.attachmentID, in: context)
     }
 
     /// How many members hold every byte of `attachment`, this node included, as far as this node knows (holders
     /// advertise what they verified every 250 ms or 8 chunks).
     ///
-    /// - Throws: ``HuddleError/notJoined``.
+    /// - Throws: ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)``.
     public func holders(of attachment: Attachment) async throws -> Int {
-        try await engine.completeHolders(attachment.id.attachmentID)
+        try await engine.completeHolders(attachment.id.attachmentID, in: context)
     }
 
     private func add(_ data: Data, encodedMetadata: [UInt8]) async throws -> Attachment {
         guard data.count <= Self.maxAttachmentSize else {
             throw HuddleError.attachmentTooLarge(size: UInt64(data.count), limit: UInt64(Self.maxAttachmentSize))
         }
-        return try await engine.addAttachment(metadata: encodedMetadata) { store, id in
+        return try await engine.addAttachment(in: context, metadata: encodedMetadata) { store, id in
             try data.withUnsafeBytes { bytes in try store.importBytes(id, bytes) }
         }
     }
 
     private func add(contentsOf fileURL: URL, encodedMetadata: [UInt8]) async throws -> Attachment {
-        try await engine.addAttachment(metadata: encodedMetadata) { store, id in
+        try await engine.addAttachment(in: context, metadata: encodedMetadata) { store, id in
             try store.importFile(id, from: fileURL, limit: ProtocolLimits.maxAttachmentSize)
         }
     }

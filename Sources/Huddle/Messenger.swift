@@ -46,19 +46,25 @@ public final class Messenger: Sendable {
     public static let maxUnreliableMessageSize = 1100
 
     let engine: SessionEngine
+    /// The session this messenger sends to and receives from, and no other.
+    let context: SessionContext
     /// The delivery mode.
     public let deliveryMode: DeliveryMode
 
-    /// A messenger for `session`. Several messengers may share a session.
+    /// A messenger for `session`. Several messengers may share a session. It acts on that session only: once it is
+    /// over, sending throws ``HuddleError/invalidated(_:)`` and its message streams end, whatever session the node
+    /// joins next.
     public init(session: GroupSession<some GroupActivity>, deliveryMode: DeliveryMode = .reliable) {
         self.engine = session.engine
+        self.context = session.context
         self.deliveryMode = deliveryMode
     }
 
     /// Sends a Codable value.
     ///
     /// - Throws: ``HuddleError/messageTooLarge(size:limit:)``, ``HuddleError/datagramTooLarge(size:limit:)``,
-    ///   ``HuddleError/notJoined``, ``HuddleError/notAParticipant(_:)``, ``HuddleError/coding(_:)``.
+    ///   ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)`` (this session is over),
+    ///   ``HuddleError/notAParticipant(_:)``, ``HuddleError/coding(_:)``.
     public func send<Message: Encodable & Sendable>(_ message: Message, to recipients: Recipients = .all) async throws {
         let payload: Data
         do {
@@ -91,20 +97,22 @@ public final class Messenger: Sendable {
             case .all: nil
             case .only(let participants): participants
             }
-        try await engine.send(bytes, reliable: deliveryMode == .reliable, to: targets)
+        try await engine.send(bytes, reliable: deliveryMode == .reliable, to: targets, in: context)
     }
 
     /// Messages of type `Message` from other participants, with their source.
     public func messages<Message: Decodable & Sendable>(of type: Message.Type) -> MessageStream<Message> {
         MessageStream(
-            engine: engine, reliable: deliveryMode == .reliable, kind: .codable,
+            engine: engine, context: context, reliable: deliveryMode == .reliable, kind: .codable,
             typeName: MessageTypeName.of(Message.self)
         ) { payload in try? JSONDecoder().decode(Message.self, from: Data(payload)) }
     }
 
     /// Raw-byte messages from other participants, with their source.
     public func messages(of type: Data.Type) -> MessageStream<Data> {
-        MessageStream(engine: engine, reliable: deliveryMode == .reliable, kind: .raw, typeName: "") { Data($0) }
+        MessageStream(engine: engine, context: context, reliable: deliveryMode == .reliable, kind: .raw, typeName: "") {
+            Data($0)
+        }
     }
 }
 
@@ -113,16 +121,18 @@ public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
     public typealias Element = (message: Message, context: Messenger.Context)
 
     let engine: SessionEngine
+    let context: SessionContext
     let reliable: Bool
     let kind: MessageEnvelope.Kind
     let typeName: String
     let decode: @Sendable ([UInt8]) -> Message?
 
     init(
-        engine: SessionEngine, reliable: Bool, kind: MessageEnvelope.Kind, typeName: String,
+        engine: SessionEngine, context: SessionContext, reliable: Bool, kind: MessageEnvelope.Kind, typeName: String,
         decode: @escaping @Sendable ([UInt8]) -> Message?
     ) {
         self.engine = engine
+        self.context = context
         self.reliable = reliable
         self.kind = kind
         self.typeName = typeName
@@ -138,7 +148,7 @@ public struct MessageStream<Message: Sendable>: AsyncSequence, Sendable {
         public mutating func next() async -> Element? {
             if subscription == nil {
                 let (id, queue) = await stream.engine.subscribe(
-                    reliable: stream.reliable, kind: stream.kind, typeName: stream.typeName)
+                    reliable: stream.reliable, kind: stream.kind, typeName: stream.typeName, in: stream.context)
                 subscription = Subscription(id: id, queue: queue, engine: stream.engine)
             }
             while let received = await subscription!.queue.next() {

@@ -7,19 +7,27 @@ import HuddleTransport
 /// What the application asks of its session (attachments, activity, invitations, messages, statistics): each runs
 /// on the event loop with the cores and the endpoint (``performOnCore(_:)``) and dispatches what it produced.
 extension SessionEngine {
+    /// Checks that `context`, the session of the handle an operation came through, is this engine's session and
+    /// joined: a handle acts on its own session only, never on whichever one the node has now.
+    ///
+    /// - Throws: ``HuddleError/invalidated(_:)`` with the reason once that session is over (left, ended, the node
+    ///   shut down), ``HuddleError/notJoined`` while it is not joined yet.
+    func requireJoined(_ context: SessionContext) throws(HuddleError) {
+        if case .invalidated(let reason) = context.state.value { throw .invalidated(reason) }
+        guard context === self.context, case .joined = context.state.value else { throw .notJoined }
+    }
 
     /// Stores a new attachment with `importing` (on the blocking-I/O pool), signs its manifest and adds it to the
     /// journal, which announces it to every member.
     func addAttachment(
-        metadata: [UInt8],
+        in context: SessionContext, metadata: [UInt8],
         importing:
             @escaping @Sendable (FileChunkStore, AttachmentID) throws -> (
                 leaves: [UInt8], root: [UInt8], size: UInt64
             )
     ) async throws -> Attachment {
-        guard let context, case .joined = context.state.value, let store = context.journal.store else {
-            throw HuddleError.notJoined
-        }
+        try requireJoined(context)
+        guard let store = context.journal.store else { throw HuddleError.notJoined }
         var random = SystemRandomGenerator()
         let id = AttachmentID(bytes: random.bytes(count: AttachmentID.length))!
         let imported = try await Attachment.runBlocking { try importing(store, id) }
@@ -49,14 +57,14 @@ extension SessionEngine {
     }
 
     /// The members known to hold every chunk of an attachment.
-    func completeHolders(_ id: AttachmentID) async throws -> Int {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func completeHolders(_ id: AttachmentID, in context: SessionContext) async throws -> Int {
+        try requireJoined(context)
         return try await performOnCore { machine, _, _ in machine.journal.state.completeHolders(id) }
     }
 
     /// Removes an attachment for every member.
-    func removeAttachment(_ id: AttachmentID) async throws {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func removeAttachment(_ id: AttachmentID, in context: SessionContext) async throws {
+        try requireJoined(context)
         let refusal = try await performOnCore { machine, endpoint, now in
             machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
                 do throws(JournalError) {
@@ -71,16 +79,16 @@ extension SessionEngine {
     }
 
     /// Publishes a new activity payload to every member.
-    func setActivity(_ payload: [UInt8]) async throws {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func setActivity(_ payload: [UInt8], in context: SessionContext) async throws {
+        try requireJoined(context)
         try await performOnCore { machine, endpoint, now in
             machine.update(&endpoint, now: now) { $0.setActivity(payload) }
         }
     }
 
     /// Opens an invitation valid for `duration` and returns its ticket, naming the current members.
-    func makeInvitation(validFor duration: Duration) async throws -> Invitation {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func makeInvitation(validFor duration: Duration, in context: SessionContext) async throws -> Invitation {
+        try requireJoined(context)
         var random = SystemRandomGenerator()
         let secret = SecureBytes(count: 32, using: &random)
         let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
@@ -101,8 +109,11 @@ extension SessionEngine {
     }
 
     /// Closes `invitation` on this node (other members close it when it expires).
-    func closeInvitation(_ invitation: Invitation) async {
-        guard let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret) else { return }
+    func closeInvitation(_ invitation: Invitation, in context: SessionContext) async {
+        // A session that is over took its invitations with it; another session's must not be touched.
+        guard (try? requireJoined(context)) != nil,
+            let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret)
+        else { return }
         _ = try? await performOnCore { machine, endpoint, now in
             machine.update(&endpoint, now: now) { $0.closeInvitation(id) }
         }
@@ -116,8 +127,11 @@ extension SessionEngine {
     /// member that rejoined on a new connection is reached there) and this returns once they are queued; it suspends
     /// only while a recipient's queue is full. Unreliable datagrams are handed to the endpoint in one event-loop call
     /// for all recipients.
-    nonisolated func send(_ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?) async throws {
-        guard let context = sendingContext.withLockedValue({ $0 }), case .joined = context.state.value else {
+    nonisolated func send(
+        _ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?, in context: SessionContext
+    ) async throws {
+        if case .invalidated(let reason) = context.state.value { throw HuddleError.invalidated(reason) }
+        guard sendingContext.withLockedValue({ $0 }) === context, case .joined = context.state.value else {
             throw HuddleError.notJoined
         }
         let local = context.local
@@ -174,8 +188,8 @@ extension SessionEngine {
     }
 
     /// Connection figures for every other active participant.
-    func peerStatistics() async throws -> [PeerStatistics] {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func peerStatistics(in context: SessionContext) async throws -> [PeerStatistics] {
+        try requireJoined(context)
         let others = Array(context.participants.value.subtracting([context.local]))
         return try await driver.perform { endpoint, _ in
             others.compactMap { participant -> PeerStatistics? in

@@ -9,19 +9,24 @@ extension SessionEngine {
 
     /// A new subscription; messages that arrived before it and match are handed over first.
     func subscribe(
-        reliable: Bool, kind: MessageEnvelope.Kind, typeName: String
+        reliable: Bool, kind: MessageEnvelope.Kind, typeName: String, in context: SessionContext
     ) async -> (
         Int, BoundedAsyncQueue<ReceivedMessage>
     ) {
         let queue = BoundedAsyncQueue<ReceivedMessage>(capacity: Self.subscriptionCapacity)
-        let subscription = Subscription(reliable: reliable, kind: kind, typeName: typeName, queue: queue)
+        let subscription = Subscription(
+            context: context, reliable: reliable, kind: kind, typeName: typeName, queue: queue)
         let id = nextSubscription
         nextSubscription += 1
-        if let context, context.isInvalidated {
+        // A stream of a session that is over ends at once.
+        if context.isInvalidated {
             queue.finish()
             return (id, queue)
         }
         subscriptions[id] = subscription
+        // One of a session not begun yet (an application subscribes before it joins) waits for it: only the current
+        // session's messages are routed, and only to its own subscriptions.
+        guard context === self.context else { return (id, queue) }
         var kept = Deque<ReceivedMessage>()
         while let message = unclaimed.popFirst() {
             if subscription.matches(message) {
@@ -148,7 +153,7 @@ extension SessionEngine {
     /// `false` when nobody subscribed and the unclaimed buffer is full (nothing was done with it).
     func collect(_ message: ReceivedMessage, into routed: inout RoutedMessages) -> Bool {
         var claimed = false
-        for (id, target) in subscriptions where target.matches(message) {
+        for (id, target) in subscriptions where target.context === context && target.matches(message) {
             claimed = true
             if let index = routed.targets.firstIndex(where: { $0.id == id }) {
                 routed.targets[index].messages.append(message)

@@ -60,6 +60,8 @@ actor SessionEngine {
     static let eventBatchLimit = (events: 64, bytes: 1 << 20)
 
     struct Subscription {
+        /// The session whose messages it receives (one not begun yet, the current one).
+        var context: SessionContext
         var reliable: Bool
         var kind: MessageEnvelope.Kind
         var typeName: String
@@ -277,8 +279,9 @@ actor SessionEngine {
 
     /// Announces departure, waits (briefly: ``SessionTiming/departureTimeout``) for it to be acknowledged, then closes
     /// every connection.
-    func leave() async {
-        guard let context, !context.isInvalidated else { return }
+    func leave(_ context: SessionContext) async {
+        // Another session's handle (or one whose session is over) has nothing to leave.
+        guard context === self.context, !context.isInvalidated else { return }
         await depart(endingSession: false)
         await reportUnconfirmed()
         failJoin(.invalidated(.left))
@@ -287,8 +290,8 @@ actor SessionEngine {
     }
 
     /// Ends the session for everyone.
-    func end() async throws {
-        guard let context, case .joined = context.state.value else { throw HuddleError.notJoined }
+    func end(_ context: SessionContext) async throws {
+        try requireJoined(context)
         await depart(endingSession: true)
         await reportUnconfirmed()
         context.invalidate(.ended(by: nil))
@@ -298,7 +301,7 @@ actor SessionEngine {
     /// Shuts the engine down (the node is closing).
     func shutdown() async {
         if let context, !context.isInvalidated {
-            await leave()
+            await leave(context)
             failJoin(.invalidated(.nodeShutDown))
             context.invalidate(.nodeShutDown)
         }
@@ -375,8 +378,9 @@ actor SessionEngine {
         let store = context?.journal.store
         // The machine goes away with the session: nobody may wait for a departure it would have reported.
         departureSettled()
-        let ended = subscriptions
-        subscriptions.removeAll()
+        // This session's subscriptions end; those of a session not begun yet wait for it.
+        let ended = subscriptions.filter { $0.value.context === context }
+        subscriptions = subscriptions.filter { $0.value.context !== context }
         unclaimed.removeAll()
         releaseUnclaimedWaiters()
         participantCache.removeAll()
