@@ -59,13 +59,15 @@ struct ChatRunner {
         let dropReporter = Task {
             for await drop in drops { output.dropped(drop) }
         }
-        let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
-            group.addTask {
-                for await (line, context) in messenger.messages(of: ChatLine.self) {
-                    output.message(line.text, from: context.source)
-                }
-                return nil
+        // Outside the group too, so leaving does not cancel it: a line whose sender already has it confirmed (this
+        // node's transport acknowledged it) must be printed, also while this node leaves. The stream ends when the
+        // session is over, after the lines already received.
+        let printer = Task {
+            for await (line, context) in messenger.messages(of: ChatLine.self) {
+                output.message(line.text, from: context.source)
             }
+        }
+        let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
             group.addTask {
                 for await change in changes { output.change(change) }
                 return nil
@@ -105,6 +107,7 @@ struct ChatRunner {
         switch outcome {
         case .leave:
             await session.leave()
+            await printer.value
             output.emit(
                 "left", ["session": .string(session.id.description)],
                 text: "left the session (the others go on without you)")
@@ -114,6 +117,7 @@ struct ChatRunner {
             output.emit("session-over", ["reason": .string(reason)], text: "session over: \(reason)")
         }
         await node.shutdown()
+        await printer.value
         await reporter.value
         await dropReporter.value
         return 0
