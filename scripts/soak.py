@@ -2,23 +2,32 @@
 """A soak of real `huddle` processes on loopback (issue 34): chat, attachments and restarts for a long time.
 
     scripts/soak.py HUDDLE_BINARY [--members 3] [--minutes 60] [--line-interval-ms 20] [--share-every-s 60]
-        [--share-mib 4] [--restart-every-s 240] [--warmup-minutes 3] [--rss-growth-mib 16] [--fd-growth 8]
-        [--grace-s 5] [--drain-s 60] [--work-dir DIR] [--keep-work-dir]
+        [--share-mib 4] [--restart-every-s 240] [--freeze-every-s 0] [--freeze-s 42] [--warmup-minutes 3]
+        [--rss-growth-mib 16] [--fd-growth 8] [--grace-s 5] [--drain-s 60] [--work-dir DIR] [--keep-work-dir]
 
 What it does
 - Starts `huddle host` and --members - 1 `huddle join` processes (all `--json`, on 127.0.0.1, each with an identity
   file and a data directory of its own under the work directory, so a restarted member keeps its identity).
 - Every member writes a numbered chat line, "NAME SEQ", to its standard input every --line-interval-ms; SEQ counts
   per name across restarts.
-- Every --share-every-s one member (round robin over all members, skipping one that is restarting) shares a fresh
-  random file of --share-mib MiB with `/share`; its BLAKE2b-512 is computed here.
+- Every --share-every-s one member (round robin over all members, skipping one that is restarting or frozen) shares
+  a fresh random file of --share-mib MiB with `/share`; its BLAKE2b-512 is computed here. 0: no shares.
 - Every --restart-every-s one member other than the host (round robin) leaves gracefully (its standard input is
   closed; it must print `left` and exit 0) and joins again, with the same identity file, through a fresh ticket that
   a running member (round robin) prints for `/invite`. A member about to leave first waits (60 s at most) until the
   others have completed the files it shared: it holds the only copy of a file nobody fetched yet, and leaving deletes
-  its session's data.
-- After --minutes the lines and shares stop; the soak waits up to --drain-s for the last lines and downloads, then
-  closes every member's standard input and checks.
+  its session's data. A frozen member is neither restarted nor asked for a ticket. 0: no restarts.
+- Every --freeze-every-s (0, the default: never) one member (round robin over all members, the host too, skipping
+  one that is restarting, already frozen, or sharing or inviting just then) is stopped with SIGSTOP and continued
+  with SIGCONT --freeze-s later (42: longer than the 30 s idle timeout, so the others count it unreachable), both by
+  its pid, from a thread of its own. Its send loop keeps writing lines while it is frozen: they wait in the pipe
+  (about 20 KiB for 42 s, within the 64 KiB a pipe holds) and go out when it resumes, as for a real stalled
+  process. Lines are written without blocking: a write that finds the pipe full waits for room in steps of 0.2 s
+  and gives up (FAIL, that member's lines stop) after 30 s plus --freeze-s. A frozen process is not sampled for
+  memory and descriptors. Freezes start only during the traffic; the drain begins once every frozen member has
+  been continued, and the end of the soak (also an interruption) continues every frozen member first.
+- After --minutes the lines and shares stop; the soak waits up to --drain-s for the last lines (each received, or
+  reported undelivered after it was written) and downloads, then closes every member's standard input and checks.
 
 The delivery rule (also printed with the results)
 - A line S sent (written to S's standard input) at time t and a receiver R: the line is *applicable* to R when R's
@@ -26,16 +35,33 @@ The delivery rule (also printed with the results)
   when, in addition, t lies more than --grace-s seconds after the later of S's and R's `joined` and more than
   --grace-s seconds before either of them began to leave (the members that stay to the end never leave before the
   drain). Applicable lines that are not steady are *window* lines.
-- Every steady line must reach R exactly once, and a receiver gets each sender's lines in increasing order. A
-  missing line is *reported* rather than lost when an `undelivered` report of S about R names it. A report carries
-  only a count N; what S reports is what R never acknowledged, a contiguous run of S's lines, so the report is taken
-  to name the N lines starting at the first one R had not received when the report was printed (and after those an
-  earlier report named), among the lines already written to S that were applicable to R. A steady line neither
-  received nor reported is lost: FAIL. Lost lines written while S counted R gone (after S's `participant-left` for
-  R, before its next `participant-joined`) are counted apart in the output, but still fail: R never left. Lines a
-  report names that arrive after all are counted ("reported but delivered"), not failures.
+- Every steady line must reach R exactly once, and a receiver gets each sender's lines in increasing order. A missing
+  line is *reported* rather than lost when an `undelivered` report of S about R names it. A report carries only a
+  count N; what S reports is what R never acknowledged, a contiguous run of S's lines, so the report is taken to name
+  the N lines starting at the first one R had not received when the report was printed (and after those an earlier
+  report named), among the lines already written to the reporting process of S that were applicable to R and that it
+  handled since its latest `participant-joined` for R before the report (a new connection; earlier lines belong to
+  earlier reports or none), leaving out lines S handled while it counted R gone (see below: S never sent those). A
+  steady line neither received nor reported is lost: FAIL. Lost lines written while S counted R gone (after S's
+  `participant-left` for R, before its next `participant-joined`) are counted apart in the output, but still fail: R
+  never left (unless a freeze excuses them, below). Lines a report names that arrive after all are counted ("reported
+  but delivered"), not failures.
 - Window lines are reported separately: delivered, reported undelivered, or neither (not a failure: the node may be
   mid-join or mid-leave).
+- Freezes (--freeze-every-s) change none of the above but this: a steady line neither received nor reported is
+  *dropped while gone*, counted apart and not a failure, when S's process counted R gone at the time it handled the
+  line (after S's `participant-left` for R, before its next `participant-joined`) and a freeze of S or of R lies
+  within --grace-s of that gone interval: a frozen member really was unreachable, the API only sends to the current
+  participants, and the departure was reported. S handles a line when it is written, or, for a line written while S
+  was frozen, at S's SIGCONT (it waited in the pipe); as the backlog and the timers that expired during the freeze are
+  handled together then, S's `participant-left` printed within --grace-s after the SIGCONT counts as before such a
+  line, and as before a line written less than 1 s after the SIGCONT (behind the backlog); those lines are counted
+  apart again. A frozen receiver that gets lines its sender already reported makes them "reported but delivered"
+  (counted, not a failure). Silent loss, duplicates and lines out of order still FAIL, and so does a member that stays
+  to the end still counting another one gone when the final stop begins (its last `participant-left` about it never
+  followed by a `participant-joined`). The results print a timeline per freeze: SIGSTOP and SIGCONT, and the first
+  `participant-left` and `participant-joined` (and the `undelivered` reports) about the frozen member at each other
+  member and at the frozen member about each other one.
 - A line received twice by the same receiver name (also across its restarts) is a duplicate: FAIL. A line received
   out of per-sender order by one receiver process: FAIL.
 
@@ -56,10 +82,12 @@ Reported, not failures: `participant-left` with reason `unreachable`, `messages-
 `undelivered` reports outside a join/leave window.
 
 Bounds: every wait has a timeout and a watchdog ends the run (killing what it started) at --minutes plus --drain-s
-plus 10 minutes. Every process is stopped by its pid: input closed, 30 s, SIGTERM, 10 s, SIGKILL. Pipes are read by one
-thread per process; standard error goes to a file per process in the work directory. The work directory (a fresh
-temporary one unless --work-dir) keeps events.log (every event but chat lines and progress) and the stderr files;
-attachments and data directories are deleted at the end, the rest too on PASS unless --keep-work-dir.
+plus 10 minutes. Every process is stopped by its pid: input closed, 30 s, SIGTERM, 10 s, SIGKILL. Pipes are read by
+one thread per process; standard error goes to a file per process in the work directory. The work directory (a fresh
+temporary one unless --work-dir) keeps events.log (every event but chat lines and progress; SIGSTOP and SIGCONT as
+soak-sigstop and soak-sigcont), receipts.txt (the SEQ runs each process was given and each receiver got, with times)
+and the stderr files; attachments and data directories are deleted at the end, the rest too on PASS unless
+--keep-work-dir.
 
 Exit status: 0 on PASS, 1 on FAIL, 2 for a usage error. Standard library only.
 """
@@ -71,6 +99,7 @@ import hashlib
 import json
 import os
 import queue
+import select
 import shutil
 import signal
 import subprocess
@@ -89,6 +118,9 @@ SHARE_WAIT_S = 30.0
 PROGRESS_EVERY_S = 60.0
 WATCHDOG_SLACK_S = 600.0
 HANDOFF_WAIT_S = 60.0
+WRITE_WAIT_S = 30.0  # plus --freeze-s: how long a line may wait for room in a process's input pipe
+RESUME_ORDER_S = 1.0  # a line written this soon after a frozen sender's SIGCONT is handled behind its backlog
+RESUME_WAIT_S = 10.0  # plus --freeze-s: how long the end of the traffic waits for frozen members to be continued
 EXAMPLES = 10
 
 
@@ -107,6 +139,10 @@ class Proc:
         self.role = role
         self.stdin_lock = threading.Lock()
         self.stdin_closed = False
+        self.closing = False  # set before close_input takes the lock: a write waiting on a full pipe gives up
+        self.write_timed_out = False
+        self.frozen = False  # stopped with SIGSTOP by the freezer, not yet continued
+        self.freezes = []  # [stop t, continue t or None]
         self.tickets = queue.Queue()
         self.shared = queue.Queue()
         self.joined = threading.Event()
@@ -127,6 +163,10 @@ class Proc:
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file, start_new_session=True)
         self.pid = self.proc.pid
+        # Lines go out with non-blocking writes of the raw descriptor (each far below PIPE_BUF, so whole or not at
+        # all): a writer facing a full pipe (a frozen or stalled process) waits in bounded steps, see write().
+        self.stdin_fd = self.proc.stdin.fileno()
+        os.set_blocking(self.stdin_fd, False)
         self.reader = threading.Thread(target=self.read_loop, name=f"read-{self.label}", daemon=True)
         self.reader.start()
         self.sender = None
@@ -138,8 +178,10 @@ class Proc:
         return self.joined_t is not None and not self.stopping and self.running()
 
     def read_loop(self):
+        last = 0.0
         for raw in self.proc.stdout:
-            t = now()
+            # Strictly increasing per process, so the order of its events survives lines read in one chunk.
+            t = last = max(now(), last + 1e-6)
             line = raw.decode("utf-8", "replace").rstrip("\n")
             if not line:
                 continue
@@ -154,18 +196,36 @@ class Proc:
                 self.soak.note(self, t, "handler-error", {"error": repr(error), "line": line[:300]})
 
     def write(self, text):
-        """Writes one line to the process's input; False if the input is closed or broken."""
+        """Writes one line to the process's input; False if the input is closed or broken, or stayed full for
+        WRITE_WAIT_S plus --freeze-s (then `write_timed_out`). A full pipe (the process frozen or stalled) is waited
+        on in steps of 0.2 s, so closing the input interrupts the wait."""
+        data = text.encode() + b"\n"
         with self.stdin_lock:
             if self.stdin_closed:
                 return False
-            try:
-                self.proc.stdin.write(text.encode() + b"\n")
-                self.proc.stdin.flush()
-                return True
-            except (BrokenPipeError, OSError, ValueError):
-                return False
+            deadline = now() + WRITE_WAIT_S + self.soak.args.freeze_s
+            while data:
+                if self.closing:
+                    return False
+                try:
+                    written = os.write(self.stdin_fd, data)
+                    data = data[written:]
+                    continue
+                except BlockingIOError:
+                    pass
+                except (BrokenPipeError, OSError, ValueError):
+                    return False
+                if now() >= deadline:
+                    self.write_timed_out = True
+                    return False
+                try:
+                    select.select([], [self.stdin_fd], [], 0.2)
+                except (OSError, ValueError):
+                    return False
+            return True
 
     def close_input(self):
+        self.closing = True
         with self.stdin_lock:
             if self.stdin_closed:
                 return
@@ -243,8 +303,14 @@ class Soak:
         self.ineligible = []
         self.shares = []  # dicts: id, sharer label, t, size, blake2b, path
         self.completes = {}  # (proc label, attachment id) -> (t, blake2b)
+        self.progress_seen = {}  # (proc label, attachment id) -> (t, the last attachment-progress event)
         self.failed_attachments = []  # (t, label, id, message)
         self.restarts = []
+        self.freezes = []  # dicts: number, proc, stop_t, resume_t
+        self.freeze_skips = []  # (t, why) of freeze slots that found no member to freeze
+        self.busy = set()  # names a share or a restart is working with (sharer, leaver, inviter): never frozen
+        self.freeze_lock = threading.Lock()  # serialises SIGSTOP and SIGCONT between the freezer and stop_all
+        self.freeze_closed = False  # set by stop_all: no more SIGSTOP
         self.failures = []  # reasons (strings) found while running
         self.stop_traffic = threading.Event()
         self.finished = threading.Event()
@@ -288,6 +354,8 @@ class Soak:
             self.on_message(proc, event, t)
             return
         if kind == "attachment-progress":
+            with self.lock:
+                self.progress_seen[(proc.label, event.get("id"))] = (t, event)
             return
         self.log_event(proc, t, event)
         if kind == "ticket":
@@ -412,9 +480,15 @@ class Soak:
                 seq = self.seq[proc.name]
                 entry = [now(), proc, True]
                 self.sent[proc.name].append(entry)
+            written_at = now()
             if not proc.write(f"{proc.name} {seq}"):
                 entry[2] = False  # never reached the process: not counted
+                if proc.write_timed_out:
+                    self.fail(f"{proc.label} (pid {proc.pid}): its input pipe stayed full for "
+                              f"{WRITE_WAIT_S + self.args.freeze_s:.0f} s (line {seq}); its sender stopped")
                 break
+            if now() - written_at > 0.5:
+                entry[0] = now()  # it waited for room in the pipe: written when the write completed
             next_t += interval
             delay = next_t - now()
             if delay > 0:
@@ -425,7 +499,7 @@ class Soak:
     def stop_proc(self, proc, final):
         proc.stopping = True
         proc.final = final
-        if not final:
+        if not final and proc.leave_t is None:  # the first time only (a failed rejoin leaves it current)
             proc.leave_t = now()
         proc.close_input()
         if proc.sender:
@@ -454,7 +528,7 @@ class Soak:
     def sample_loop(self):
         while not self.finished.wait(SAMPLE_EVERY_S):
             for proc in list(self.procs):
-                if proc.running():
+                if proc.running() and not proc.frozen:  # a frozen process is not sampled
                     proc.sample()
 
     # ---------- schedule
@@ -464,11 +538,24 @@ class Soak:
 
     def share(self, count):
         first = count % len(self.names)
-        candidates = [self.current[n] for n in self.names[first:] + self.names[:first]]
-        sharer = next((p for p in candidates if p.member()), None)
+        with self.lock:
+            candidates = [self.current[n] for n in self.names[first:] + self.names[:first]]
+            sharer = next((p for p in candidates if p.member() and not p.frozen), None)
+            if sharer is not None:
+                self.busy.add(sharer.name)
         if sharer is None:
-            self.fail(f"share {count + 1}: no member to share from")
+            if any(p.frozen for p in self.current.values()):
+                self.say(f"[{self.clock()}] share {count + 1} skipped: every running member is frozen or busy")
+            else:
+                self.fail(f"share {count + 1}: no member to share from")
             return
+        try:
+            self.share_from(sharer, count)
+        finally:
+            with self.lock:
+                self.busy.discard(sharer.name)
+
+    def share_from(self, sharer, count):
         size = int(self.args.share_mib * 1024 * 1024)
         path = os.path.join(self.work, "shares", f"share-{count + 1:04d}.bin")
         data = os.urandom(size)
@@ -495,7 +582,31 @@ class Soak:
 
     def restart(self, count):
         victims = self.names[1:]
-        name = victims[count % len(victims)]
+        with self.lock:
+            # The member to restart and the first one to ask for a ticket are chosen together, neither frozen, and
+            # kept from freezing (busy) until the restart is over.
+            order = victims[count % len(victims):] + victims[:count % len(victims)]
+            name = inviter = None
+            for candidate in order:
+                if self.current[candidate].frozen:
+                    continue
+                inviters = [p for p in self.members(exclude=candidate) if not p.frozen and p.name not in self.busy]
+                if inviters:
+                    name, inviter = candidate, inviters[count % len(inviters)]
+                    self.busy.update((name, inviter.name))
+                    break
+        if name is None:
+            self.say(f"[{self.clock()}] restart {count + 1} skipped: no member to restart with another one to invite "
+                     f"it, neither frozen")
+            return
+        try:
+            self.restart_member(count, name, inviter)
+        finally:
+            with self.lock:
+                self.busy.discard(name)
+                self.busy.discard(inviter.name)
+
+    def restart_member(self, count, name, first_inviter):
         old = self.current[name]
         # A member that leaves takes the only copy of a file it just shared that nobody has fetched yet (its data
         # directory's session files go with it): wait until the others hold what it shared, within a bound.
@@ -503,29 +614,43 @@ class Soak:
         while now() < deadline and old.member() and not self.handed_off(old):
             time.sleep(0.1)
         record = {"name": name, "old": old.label, "t": now()}
-        self.stop_proc(old, final=False)
-        if old.crashed:  # already reported; only collected here
-            old.wait_stopped()
+        if old.stopping:  # it left before (a rejoin that failed): only the rejoin is tried again
+            pass
         else:
-            self.check_stopped(old, "restart")
+            self.stop_proc(old, final=False)
+            if old.crashed:  # already reported; only collected here
+                old.wait_stopped()
+            else:
+                self.check_stopped(old, "restart")
         record["exit_s"] = now() - record["t"]
         joined = False
         for attempt in range(3):
-            inviters = self.members(exclude=name)
-            if not inviters:
-                self.fail(f"restart of {name}: no running member to invite it")
+            with self.lock:
+                if attempt == 0 and first_inviter.member():
+                    inviter = first_inviter  # reserved with the restart
+                else:
+                    inviters = [p for p in self.members(exclude=name) if not p.frozen]
+                    inviter = inviters[(count + attempt) % len(inviters)] if inviters else None
+                if inviter is not None and inviter is not first_inviter:
+                    self.busy.add(inviter.name)
+            if inviter is None:
+                self.fail(f"restart of {name}: no running member that is not frozen to invite it")
                 break
-            inviter = inviters[(count + attempt) % len(inviters)]
-            while not inviter.tickets.empty():
-                inviter.tickets.get_nowait()
-            t_invite = now()
-            if not inviter.write("/invite"):
-                continue
             try:
-                ticket = inviter.tickets.get(timeout=TICKET_WAIT_S)
-            except queue.Empty:
-                self.fail(f"restart of {name}: {inviter.label} printed no ticket within {TICKET_WAIT_S:.0f} s")
-                continue
+                while not inviter.tickets.empty():
+                    inviter.tickets.get_nowait()
+                t_invite = now()
+                if not inviter.write("/invite"):
+                    continue
+                try:
+                    ticket = inviter.tickets.get(timeout=TICKET_WAIT_S)
+                except queue.Empty:
+                    self.fail(f"restart of {name}: {inviter.label} printed no ticket within {TICKET_WAIT_S:.0f} s")
+                    continue
+            finally:
+                if inviter is not first_inviter:
+                    with self.lock:
+                        self.busy.discard(inviter.name)
             record["invite_s"] = now() - t_invite
             record["inviter"] = inviter.label
             t_join = now()
@@ -547,6 +672,83 @@ class Soak:
                  + (f"{record['new']} joined through {record['inviter']}'s ticket in {record['join_s'] * 1000:.0f} ms"
                     if joined else "rejoin FAILED"))
 
+    def freeze(self, count):
+        """Stops one member with SIGSTOP (round robin over every name, the host's too), skipping one that is
+        frozen, not a running member (restarting) or busy with a share or a restart."""
+        first = count % len(self.names)
+        with self.lock:
+            victim = None
+            for name in self.names[first:] + self.names[:first]:
+                proc = self.current.get(name)
+                if proc is not None and proc.member() and not proc.frozen and name not in self.busy:
+                    victim = proc
+                    break
+            if victim is not None:
+                victim.frozen = True
+        if victim is None:
+            self.freeze_skips.append((now(), "no member to freeze"))
+            self.say(f"[{self.clock()}] freeze {count + 1} skipped: no running member that is not frozen or busy")
+            return
+        with self.freeze_lock:
+            if self.freeze_closed:
+                victim.frozen = False
+                return
+            t = now()
+            victim.proc.send_signal(signal.SIGSTOP)  # by its pid; Popen does not signal a process it has reaped
+            victim.freezes.append([t, None])
+            record = {"number": len(self.freezes) + 1, "proc": victim, "stop_t": t, "resume_t": None}
+            with self.lock:
+                self.freezes.append(record)
+        self.log_event(victim, t, {"event": "soak-sigstop"})
+        self.say(f"[{self.clock(t)}] freeze {record['number']}: {victim.label} (pid {victim.pid}) stopped with "
+                 f"SIGSTOP for {self.args.freeze_s:g} s")
+
+    def resume(self, record):
+        """SIGCONT for a frozen member (by its pid), once."""
+        with self.freeze_lock:
+            if record["resume_t"] is not None:
+                return
+            proc = record["proc"]
+            t = now()
+            proc.proc.send_signal(signal.SIGCONT)
+            record["resume_t"] = t
+            proc.freezes[-1][1] = t
+            proc.frozen = False
+        self.log_event(proc, t, {"event": "soak-sigcont"})
+        self.say(f"[{self.clock(t)}] freeze {record['number']}: {proc.label} (pid {proc.pid}) continued with "
+                 f"SIGCONT after {t - record['stop_t']:.1f} s")
+
+    def pending_freezes(self):
+        with self.lock:
+            return [record for record in self.freezes if record["resume_t"] is None]
+
+    def freeze_loop(self):
+        """The freezer thread: a freeze every --freeze-every-s while the traffic runs, each continued --freeze-s
+        later (also after the traffic stopped). Separate from the main loop, whose shares and restarts block."""
+        every, length = self.args.freeze_every_s, self.args.freeze_s
+        next_freeze = self.t0 + every
+        count = 0
+        while True:
+            for record in self.pending_freezes():
+                if now() >= record["stop_t"] + length:
+                    self.resume(record)
+            if self.stop_traffic.is_set() or self.freeze_closed:
+                if not self.pending_freezes():
+                    return
+            elif now() >= next_freeze:
+                if now() < self.t_end:
+                    self.freeze(count)
+                count += 1
+                next_freeze += every
+            time.sleep(0.05)
+
+    def resume_all(self):
+        """No more freezes; every frozen member is continued now (the end of the soak, an interruption)."""
+        with self.freeze_lock:
+            self.freeze_closed = True
+        for record in self.pending_freezes():
+            self.resume(record)
+
     def handed_off(self, proc):
         """Whether every other member has completed every attachment `proc` shared."""
         with self.lock:
@@ -565,12 +767,17 @@ class Soak:
             if proc and proc.samples:
                 _, rss, fds = proc.samples[-1]
                 parts.append(f"{proc.label} {rss / 1024:.1f} MiB {fds} fd")
+        frozen = [p.label for p in self.current.values() if p.frozen]
         self.say(f"[{self.clock()}] sent {sent} received {received} duplicates {dups} shares {len(self.shares)} "
-                 f"completions {completes} restarts {len(self.restarts)}; " + ", ".join(parts))
+                 f"completions {completes} restarts {len(self.restarts)} freezes {len(self.freezes)}"
+                 + (f" (frozen now: {', '.join(frozen)})" if frozen else "") + "; " + ", ".join(parts))
 
     def drained(self):
-        """Whether every running member has every other running member's last line and every attachment."""
+        """Whether every running member has every other running member's last line and every attachment (never
+        while a member is frozen)."""
         live = [p for p in self.current.values() if p.member()]
+        if any(p.frozen for p in live):
+            return False
         with self.lock:
             for receiver in live:
                 for sender in live:
@@ -583,7 +790,10 @@ class Soak:
                         continue
                     counts = self.recv.get((receiver.name, sender.name))
                     if counts is None or len(counts) <= last or not counts[last]:
-                        return False
+                        written = entries[last - 1][0]
+                        if not any(p is sender and n == receiver.name and t > written
+                                   for t, p, n, _, _ in self.undelivered):
+                            return False  # neither arrived nor reported undelivered since
                 for share in self.shares:
                     if (receiver.label, share["id"]) not in self.completes:
                         return False
@@ -598,7 +808,9 @@ class Soak:
         self.say(f"huddle soak: {self.binary} ({self.version}); work directory {self.work}")
         self.say(f"members {args.members}, {args.minutes:g} min, a line every {args.line_interval_ms:g} ms per member, "
                  f"{args.share_mib:g} MiB shared every {args.share_every_s:g} s, a restart every "
-                 f"{args.restart_every_s:g} s, warm-up {args.warmup_minutes:g} min, bounds "
+                 f"{args.restart_every_s:g} s, "
+                 + (f"a member frozen (SIGSTOP) for {args.freeze_s:g} s every {args.freeze_every_s:g} s, "
+                    if args.freeze_every_s > 0 else "") + f"warm-up {args.warmup_minutes:g} min, bounds "
                  f"+{args.rss_growth_mib:g} MiB RSS / +{args.fd_growth} fds, grace {self.grace:g} s")
         watchdog = threading.Timer(args.minutes * 60 + args.drain_s + WATCHDOG_SLACK_S, self.watchdog)
         watchdog.daemon = True
@@ -625,6 +837,8 @@ class Soak:
             proc.sample()
             self.start_sender(proc)
         self.t_end = self.t0 + args.minutes * 60
+        if args.freeze_every_s > 0:
+            threading.Thread(target=self.freeze_loop, name="freezer", daemon=True).start()
         next_share = self.t0 + args.share_every_s if args.share_every_s > 0 else INF
         next_restart = self.t0 + args.restart_every_s if args.restart_every_s > 0 and args.members > 1 else INF
         next_progress = self.t0 + PROGRESS_EVERY_S
@@ -649,12 +863,22 @@ class Soak:
             if proc.sender:
                 proc.sender.join(5)
         self.traffic_end = now()
+        if self.pending_freezes():
+            # A member frozen near the end: its backlog and the others' lines to it go out once it is continued.
+            self.say(f"[{self.clock()}] traffic stopped; waiting for the frozen member(s) to be continued")
+            bound = now() + args.freeze_s + RESUME_WAIT_S
+            while self.pending_freezes() and now() < bound:
+                time.sleep(0.1)
+                self.watch_exits()
+            if self.pending_freezes():
+                self.fail("frozen member(s) not continued in time by the freezer; continuing them now")
+                self.resume_all()
         self.say(f"[{self.clock()}] traffic stopped; draining (up to {args.drain_s:g} s)")
         deadline = now() + args.drain_s
         while now() < deadline and not self.drained():
             time.sleep(0.25)
             self.watch_exits()
-        self.drain_s = now() - self.traffic_end
+        self.drain_s = now() - self.traffic_end  # from the end of the traffic: includes a wait for a frozen member
         self.drain_complete = self.drained()
         self.say(f"[{self.clock()}] drain {'complete' if self.drain_complete else 'timed out'} after "
                  f"{self.drain_s:.1f} s")
@@ -664,13 +888,16 @@ class Soak:
         for proc in self.procs:
             if proc.running():
                 try:
-                    proc.proc.kill()
+                    proc.proc.kill()  # SIGKILL ends a stopped process too
                 except OSError:
                     pass
         os._exit(1)
 
     def stop_all(self):
-        """Stops every process this soak started that still runs: input closed, wait, SIGTERM, SIGKILL."""
+        """Stops every process this soak started that still runs: frozen ones continued, input closed, wait,
+        SIGTERM, SIGKILL."""
+        self.resume_all()
+        self.final_stop_t = now()
         live = [p for p in self.procs if p.running() and not p.stopping]
         for proc in live:
             self.stop_proc(proc, final=True)
@@ -715,42 +942,6 @@ class Soak:
                 return None
             return interval_of(receiver, t)
 
-        # Which lines the `undelivered` reports name. A report carries only a count N. What a sender reports is
-        # what its receiver never acknowledged, one contiguous run of its lines in order: the report is taken to
-        # name the N lines from the first one R had not received when the report was printed (after the lines an
-        # earlier report named), among the lines already written to S that R was a member for.
-        reports = {}
-        for t, proc, receiver, count, _ in self.undelivered:
-            reports.setdefault((proc.name, receiver), []).append((t, count))
-        reported = {}
-        unmatched = 0
-        for (sender, receiver), items in reports.items():
-            if receiver not in intervals or sender not in self.sent:
-                unmatched += sum(count for _, count in items)
-                continue
-            entries = self.sent[sender]
-            received_at = array.array("d", bytes(8 * (len(entries) + 2)))
-            times, seqs = self.arrivals.get((receiver, sender), ([], []))
-            for t, seq in zip(times, seqs):
-                if seq < len(received_at) and not received_at[seq]:
-                    received_at[seq] = t
-            covered = reported.setdefault((sender, receiver), set())
-            cursor = 0
-            for t_report, count in sorted(items, key=lambda item: item[0]):
-                seq = cursor + 1
-                while seq <= len(entries) and entries[seq - 1][0] <= t_report and (
-                        applicable(sender, seq, receiver) is None or 0 < received_at[seq] <= t_report):
-                    seq += 1
-                cursor = seq - 1
-                named = 0
-                while named < count and seq <= len(entries) and entries[seq - 1][0] <= t_report:
-                    if applicable(sender, seq, receiver) is not None:
-                        covered.add(seq)
-                        named += 1
-                        cursor = seq
-                    seq += 1
-                unmatched += count - named
-
         # Which receivers each sender process had dropped, and when (participant-left until participant-joined).
         dropped_at = {}
         for t, proc, name, kind, _ in sorted(self.roster, key=lambda item: item[0]):
@@ -761,8 +952,109 @@ class Soak:
             index = bisect.bisect_right([c[0] for c in changes], t)
             return index > 0 and changes[index - 1][1]
 
+        # Freezes (SIGSTOP to SIGCONT) per name, and when a sender process handled a line: a line written while
+        # its sender was frozen waited in the pipe until the SIGCONT.
+        frozen_spans = {}
+        for proc in self.procs:
+            for stop_t, resume_t in proc.freezes:
+                frozen_spans.setdefault(proc.name, []).append((stop_t, resume_t if resume_t is not None else INF))
+
+        def handled_at(proc, t):
+            """(when S's process could read line written at t, and the SIGCONT of S when the line was handled with
+            the backlog of a freeze: written while S was frozen, then handled at the SIGCONT, or written less than
+            RESUME_ORDER_S after it, behind the backlog; else None)."""
+            for stop_t, resume_t in proc.freezes:
+                if resume_t is None:
+                    if stop_t <= t:
+                        return INF, INF
+                elif stop_t <= t < resume_t:
+                    return resume_t, resume_t
+                elif resume_t <= t < resume_t + RESUME_ORDER_S:
+                    return t, resume_t
+            return t, None
+
+        # Which lines the `undelivered` reports name. A report carries only a count N. What a sender reports is
+        # what its receiver never acknowledged, one contiguous run of its lines in order: the report is taken to
+        # name the N lines from the first one R had not received when the report was printed (after the lines an
+        # earlier report named), among the lines already written to the reporting process that R was a member for,
+        # that it handled since its latest participant-joined for R and not while it counted R gone (those were
+        # never sent to R).
+        reports = {}
+        for t, proc, receiver, count, _ in self.undelivered:
+            reports.setdefault((proc.name, receiver), []).append((t, count, proc))
+        reported = {}
+        unmatched = 0
+        for (sender, receiver), items in reports.items():
+            if receiver not in intervals or sender not in self.sent:
+                unmatched += sum(item[1] for item in items)
+                continue
+            entries = self.sent[sender]
+            received_at = array.array("d", bytes(8 * (len(entries) + 2)))
+            times, seqs = self.arrivals.get((receiver, sender), ([], []))
+            for t, seq in zip(times, seqs):
+                if seq < len(received_at) and not received_at[seq]:
+                    received_at[seq] = t
+            covered = reported.setdefault((sender, receiver), set())
+
+            def nameable(seq, reporter, since):
+                t, proc, _ = entries[seq - 1]
+                if proc is not reporter or applicable(sender, seq, receiver) is None:
+                    return False
+                t_handled = handled_at(proc, t)[0]
+                return t_handled >= since and not sender_had_dropped(proc, receiver, t_handled)
+
+            cursor = 0
+            for t_report, count, reporter in sorted(items, key=lambda item: item[0]):
+                # What a report names went out since the reporter last counted R joined (a participant-joined
+                # starts a new connection; lines before it belong to earlier reports or none).
+                joins = [t for t, is_left in dropped_at.get((reporter, receiver), []) if not is_left and t < t_report]
+                since = joins[-1] if joins else 0.0
+                seq = cursor + 1
+                while seq <= len(entries) and entries[seq - 1][0] <= t_report and (
+                        not nameable(seq, reporter, since) or 0 < received_at[seq] <= t_report):
+                    seq += 1
+                cursor = seq - 1
+                named = 0
+                while named < count and seq <= len(entries) and entries[seq - 1][0] <= t_report:
+                    if nameable(seq, reporter, since):
+                        covered.add(seq)
+                        named += 1
+                        cursor = seq
+                    seq += 1
+                unmatched += count - named
+
+        def gone_while_frozen(proc, sender, receiver, t):
+            """For a line neither delivered nor reported: None, or whether it was excused only through the tolerance
+            for lines that waited in a frozen sender's pipe (see the docstring). Excused: S's process counted R gone
+            when it handled the line (after its participant-left for R, before its next participant-joined) and a
+            freeze of S or R lies within --grace-s of that gone interval."""
+            if not frozen_spans:
+                return None
+            t_handled, resumed = handled_at(proc, t)
+            changes = dropped_at.get((proc, receiver), [])
+            index = bisect.bisect_right([c[0] for c in changes], t_handled)
+            tolerance = False
+            if index > 0 and changes[index - 1][1]:
+                first = index - 1
+                while first > 0 and changes[first - 1][1]:
+                    first -= 1
+            elif resumed is not None and index < len(changes) and changes[index][1] and \
+                    changes[index][0] <= resumed + grace:
+                # The backlog of a frozen sender and the timers that expired during its freeze are handled together
+                # at the SIGCONT: which came first is not observable here.
+                first, tolerance = index, True
+            else:
+                return None
+            gone_from = changes[first][0]
+            gone_until = next((c[0] for c in changes[first:] if not c[1]), INF)
+            for name in (sender, receiver):
+                for stop_t, resume_t in frozen_spans.get(name, []):
+                    if stop_t - grace <= gone_until and gone_from <= resume_t + grace:
+                        return tolerance
+            return None
+
         steady = steady_ok = steady_reported = window = window_ok = window_reported = window_neither = absent = 0
-        false_reports = 0
+        false_reports = steady_gone = steady_gone_pipe = 0
         lost = []
         per_pair = {}  # (sender, receiver, interval index) -> counters and missing lines
         for sender, entries in self.sent.items():
@@ -797,18 +1089,23 @@ class Soak:
                         if not named:
                             continue
                     pair = per_pair.setdefault((sender, receiver, j), {
-                        "window": [], "reported": [], "lost": [], "false": 0, "dropped": 0})
+                        "window": [], "reported": [], "lost": [], "gone": [], "false": 0, "dropped": 0})
                     if got:
                         pair["false"] += 1
                     elif is_steady:
                         steady += 1
+                        excuse = None if named else gone_while_frozen(proc, sender, receiver, t)
                         if named:
                             steady_reported += 1
                             pair["reported"].append((seq, t))
+                        elif excuse is not None:
+                            steady_gone += 1
+                            steady_gone_pipe += 1 if excuse else 0
+                            pair["gone"].append((seq, t))
                         else:
                             lost.append((sender, receiver, seq, t))
                             pair["lost"].append((seq, t))
-                            if sender_had_dropped(proc, receiver, t):
+                            if sender_had_dropped(proc, receiver, handled_at(proc, t)[0]):
                                 pair["dropped"] += 1
                     else:
                         window += 1
@@ -826,6 +1123,8 @@ class Soak:
             details.append(
                 f"  {sender}->{label}: lost {len(pair['lost'])} {self.runs(pair['lost'])}"
                 + (f" ({pair['dropped']} sent while {sender} counted {receiver} gone)" if pair["dropped"] else "")
+                + (f"; dropped while gone around a freeze {len(pair['gone'])} {self.runs(pair['gone'])}"
+                   if pair["gone"] else "")
                 + f"; reported undelivered {len(pair['reported'])} {self.runs(pair['reported'])}; window lines "
                 f"neither delivered nor reported {len(pair['window'])} {self.runs(pair['window'])}; reported but "
                 f"delivered {pair['false']}; {sender}'s undelivered reports about {receiver}: "
@@ -841,20 +1140,34 @@ class Soak:
         out(f"duration: {duration / 60:.2f} min of traffic, drain {getattr(self, 'drain_s', 0):.1f} s "
             f"({'complete' if getattr(self, 'drain_complete', False) else 'TIMED OUT'}); members {args.members}; "
             f"a line every {args.line_interval_ms:g} ms per member; {args.share_mib:g} MiB every "
-            f"{args.share_every_s:g} s; a restart every {args.restart_every_s:g} s")
+            f"{args.share_every_s:g} s; a restart every {args.restart_every_s:g} s"
+            + (f"; a member frozen for {args.freeze_s:g} s every {args.freeze_every_s:g} s"
+               if args.freeze_every_s > 0 else ""))
         out(f"rule: a line is steady for a receiver when written to its sender while both were members, more than "
             f"{grace:g} s after the later `joined` and more than {grace:g} s before either began to leave; a steady "
             f"line must arrive exactly once and in per-sender order, or be named by an `undelivered` report (a report "
-            f"of N names the N lines from the first one the receiver lacked when it was printed); window lines "
+            f"of N names the N lines from the first one the receiver lacked when it was printed, among those the "
+            f"reporting process handled since it last counted the receiver joined); window lines "
             f"(within {grace:g} s of a join or leave of either) are counted apart and never fail; a duplicate always "
-            f"fails")
+            f"fails" + (f"; freezes: a steady line neither delivered nor reported is not lost when its sender's "
+                        f"process counted the receiver gone when it handled the line (when written; for a line "
+                        f"written while the sender was frozen, or less than {RESUME_ORDER_S:g} s after its SIGCONT: "
+                        f"a participant-left within {grace:g} s after the SIGCONT counts as before it) and a freeze "
+                        f"of either lies within {grace:g} s of that gone interval (dropped while gone); a named line "
+                        f"that arrives is reported but delivered; neither fails" if args.freeze_every_s > 0 else ""))
         out(f"lines sent: {sum(sent_total.values())} (" +
             ", ".join(f"{name} {sent_total[name]}" for name in self.names) + f"); received: {self.received}")
         out(f"steady lines: expected {steady}, delivered {steady_ok}, reported undelivered {steady_reported}, "
-            f"lost {len(lost)}" + (f" ({lost_dropped} sent while the sender counted the receiver gone)"
-                                   if lost_dropped else ""))
+            f"dropped while gone around a freeze {steady_gone}"
+            + (f" ({steady_gone_pipe} of them only as handled with a frozen sender's backlog, its participant-left "
+               f"printed after the line was written but within {grace:g} s after the SIGCONT)"
+               if steady_gone_pipe else "")
+            + f", lost {len(lost)}" + (f" ({lost_dropped} sent while the sender counted the receiver gone)"
+                                       if lost_dropped else ""))
         out(f"window lines: {window}, delivered {window_ok}, reported undelivered {window_reported}, "
             f"neither {window_neither}")
+        out(f"reported but delivered (named by an `undelivered` report, received after all; steady and window): "
+            f"{false_reports}")
         out(f"not applicable (the receiver was not a member when the line was sent): {absent}")
         if details:
             out("per sender and receiver process, where lines were missing or reported (SEQ ranges, written at):")
@@ -902,9 +1215,12 @@ class Soak:
                     if done:
                         completed += 1
                     else:
+                        seen = self.progress_seen.get((proc.label, share["id"]))
+                        progress = {k: v for k, v in seen[1].items() if k not in ("event", "id")} if seen else None
                         attachment_problems.append(
                             f"{proc.label}: share {share['number']} ({share['id']}, by {share['sharer']}) never "
-                            f"completed")
+                            f"completed (last attachment-progress: "
+                            + (f"{progress} at {self.clock(seen[0])})" if seen else "none)"))
                 elif proc.joined_t is not None and proc.joined_t > share["t"]:
                     late += 1
                     late_done += 1 if done else 0
@@ -922,6 +1238,28 @@ class Soak:
         out(f"restarts: {len(self.restarts)} ({len(joined)} rejoined)" + (
             f"; leave-to-exit max {max(r['exit_s'] for r in self.restarts):.2f} s; rejoin (join to joined) "
             f"median {join_ms[len(join_ms) // 2]:.0f} ms, max {join_ms[-1]:.0f} ms" if joined else ""))
+
+        # Freezes: a timeline each.
+        if args.freeze_every_s > 0:
+            out(f"freezes: {len(self.freezes)} (SIGSTOP every {args.freeze_every_s:g} s, SIGCONT {args.freeze_s:g} s "
+                f"later)" + (f"; {len(self.freeze_skips)} slot(s) skipped" if self.freeze_skips else "")
+                + "; first participant-left / participant-joined about the frozen member at each other member, and "
+                  "at the frozen member about each other (+ seconds from the SIGSTOP):")
+            lines.extend(self.freeze_timelines())
+
+        # At the end (before the final stop), every member that stayed should count every other one present again.
+        end_of_run = getattr(self, "final_stop_t", INF)
+        for proc in self.procs:
+            if not proc.final or proc.crashed or proc.joined_t is None:
+                continue
+            for other in self.procs:
+                if other.name == proc.name or not other.final or other.crashed or other.joined_t is None:
+                    continue
+                changes = sorted((t, kind) for t, observer, name, kind, _ in self.roster
+                                 if observer is proc and name == other.name and t < end_of_run)
+                if changes and changes[-1][1] == "left":
+                    failures.append(f"at the end {proc.label} still counted {other.label} gone (participant-left at "
+                                    f"{self.clock(changes[-1][0])}, no participant-joined after it)")
 
         # Memory and descriptors.
         out(f"memory and descriptors (sampled every {SAMPLE_EVERY_S:g} s; baseline: the first sample "
@@ -994,6 +1332,80 @@ class Soak:
             out(f"note: {note}")
         return lines, failures
 
+    def freeze_timelines(self):
+        lines = []
+
+        def first(observer, name, kind, after, before):
+            return next(((t, reason) for t, o, n, k, reason in sorted(self.roster, key=lambda item: item[0])
+                         if o is observer and n == name and k == kind and after <= t < before), None)
+
+        def describe(observer, name, stop_t, until):
+            left = first(observer, name, "left", stop_t, until)
+            joined = first(observer, name, "joined", left[0] if left else stop_t, until)
+            reports = [(t, count) for t, p, n, count, _ in self.undelivered
+                       if p is observer and n == name and stop_t <= t < until]
+            text = (f"participant-left {self.clock(left[0])} (+{left[0] - stop_t:.1f} s, {left[1]})" if left
+                    else "no participant-left")
+            text += (f", participant-joined {self.clock(joined[0])} (+{joined[0] - stop_t:.1f} s)" if joined
+                     else ", no participant-joined")
+            if reports:
+                text += "; undelivered reports: " + ", ".join(
+                    f"{count} at {self.clock(t)} (+{t - stop_t:.1f} s)" for t, count in reports[:4]) + (
+                    ", ..." if len(reports) > 4 else "")
+            return text
+
+        for record in self.freezes:
+            frozen, stop_t, resume_t = record["proc"], record["stop_t"], record["resume_t"]
+            later = [r["stop_t"] for r in self.freezes if r["proc"].name == frozen.name and r["stop_t"] > stop_t]
+            until = min(later + [getattr(self, "final_stop_t", INF)])  # up to its next freeze or the final stop
+            lines.append(f"  freeze {record['number']}: {frozen.label} (pid {frozen.pid}) SIGSTOP at "
+                         f"{self.clock(stop_t)}, SIGCONT at "
+                         + (f"{self.clock(resume_t)} (+{resume_t - stop_t:.1f} s)" if resume_t else "never"))
+            others = [p for p in self.procs if p.name != frozen.name and p.joined_t is not None
+                      and p.joined_t <= (resume_t or INF) and (p.exit_t or INF) >= stop_t]
+            for other in others:
+                lines.append(f"    {other.label} about {frozen.name}: {describe(other, frozen.name, stop_t, until)}")
+            for name in sorted({other.name for other in others}):
+                lines.append(f"    {frozen.label} about {name}: {describe(frozen, name, stop_t, until)}")
+        return lines
+
+    def write_receipts(self):
+        """receipts.txt in the work directory: per receiver process and sender, the runs of consecutive SEQs in
+        arrival order with their arrival times, and per sender process the SEQs it was given; for a failure's
+        analysis."""
+        path = os.path.join(self.work, "receipts.txt")
+        with open(path, "w") as f:
+            f.write("# lines written: sender process, SEQ range, written at (soak clock)\n")
+            for name in self.names:
+                run = None
+                for index, (t, proc, written) in enumerate(self.sent[name]):
+                    seq = index + 1
+                    if run and run[0] is proc and run[2] == seq - 1 and written:
+                        run[2], run[4] = seq, t
+                        continue
+                    if run:
+                        f.write(f"{run[0].label} {run[1]}-{run[2]} {self.clock(run[3])}..{self.clock(run[4])}\n")
+                    run = [proc, seq, seq, t, t] if written else None
+                if run:
+                    f.write(f"{run[0].label} {run[1]}-{run[2]} {self.clock(run[3])}..{self.clock(run[4])}\n")
+            f.write("# first receipts: receiver process <- sender, SEQ run in arrival order, arrival times\n")
+            for (receiver, sender), (times, seqs) in sorted(self.arrivals.items()):
+                firsts = self.recv_by[(receiver, sender)]
+                run = None
+                for t, seq in zip(times, seqs):
+                    number = firsts[seq] if seq < len(firsts) else 0
+                    if run and run[0] == number and run[2] == seq - 1:
+                        run[2], run[4] = seq, t
+                        continue
+                    if run:
+                        f.write(f"{receiver}#{run[0]} <- {sender} {run[1]}-{run[2]} "
+                                f"{self.clock(run[3])}..{self.clock(run[4])}\n")
+                    run = [number, seq, seq, t, t]
+                if run:
+                    f.write(f"{receiver}#{run[0]} <- {sender} {run[1]}-{run[2]} "
+                            f"{self.clock(run[3])}..{self.clock(run[4])}\n")
+        return path
+
     def runs(self, items, limit=3):
         """`items` ((SEQ, sent at) in SEQ order) as consecutive runs: "[12-40 00:10.2..00:10.8, 90 ...]"."""
         runs = []
@@ -1027,6 +1439,9 @@ def parse_arguments():
     parser.add_argument("--share-every-s", type=float, default=60, help="share a file every N s (60; 0: never)")
     parser.add_argument("--share-mib", type=float, default=4, help="size of each shared file in MiB (4)")
     parser.add_argument("--restart-every-s", type=float, default=240, help="restart a member every N s (240; 0: never)")
+    parser.add_argument("--freeze-every-s", type=float, default=0,
+                        help="stop a member with SIGSTOP every N s (0: never, the default)")
+    parser.add_argument("--freeze-s", type=float, default=42, help="continue a frozen member after D s (42)")
     parser.add_argument("--warmup-minutes", type=float, default=3, help="warm-up before the baseline (3)")
     parser.add_argument("--rss-growth-mib", type=float, default=16, help="RSS growth bound after warm-up (16 MiB)")
     parser.add_argument("--fd-growth", type=int, default=8, help="descriptor growth bound after warm-up (8)")
@@ -1039,6 +1454,10 @@ def parse_arguments():
         parser.error("--members must be at least 2")
     if args.line_interval_ms <= 0 or args.minutes <= 0 or args.share_mib <= 0:
         parser.error("--minutes, --line-interval-ms and --share-mib must be positive")
+    if args.freeze_every_s < 0 or args.freeze_s <= 0:
+        parser.error("--freeze-every-s must not be negative and --freeze-s must be positive")
+    if args.restart_every_s < 0 or args.share_every_s < 0:
+        parser.error("--restart-every-s and --share-every-s must not be negative (0: never)")
     if not os.access(args.binary, os.X_OK):
         parser.error(f"{args.binary} is not an executable")
     return args
@@ -1067,6 +1486,10 @@ def main():
     if not hasattr(soak, "traffic_end"):
         soak.traffic_end = now()
     lines, failures = soak.analyse()
+    try:
+        soak.write_receipts()
+    except OSError as error:
+        print(f"could not write receipts.txt: {error}")
     if interrupted:
         failures.insert(0, interrupted)
     for line in lines:
@@ -1074,7 +1497,7 @@ def main():
     passed = not failures
     kept = soak.cleanup(passed)
     if kept:
-        print(f"work directory kept: {kept} (events.log, logs/)")
+        print(f"work directory kept: {kept} (events.log, receipts.txt, logs/)")
     print("PASS" if passed else "FAIL")
     for reason in failures:
         print(f"  - {reason}")
