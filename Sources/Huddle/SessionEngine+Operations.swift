@@ -153,11 +153,7 @@ extension SessionEngine {
                     try await driver.enqueue(bytes, on: Self.messengerChannel, toPeer: key)
                     queued += 1
                 } catch .connectionClosed {
-                    // Refused while it waited for room in a full queue: the connection it waited on closed (the
-                    // participant left, crashed or timed out). It never went out and must be reported like any
-                    // message that will not be delivered: skipping it here lost a soak's lines without a word
-                    // (a member frozen past the idle timeout, its backlog of lines waiting as its connections closed).
-                    await reportRefused(to: key, in: context)
+                    // The participant left while we were sending; its departure is reported on its own.
                     continue
                 } catch {
                     throw HuddleError.transport(error)
@@ -189,15 +185,6 @@ extension SessionEngine {
             }
             throw HuddleError.transport(.protocolError(error))
         }
-    }
-
-    /// Reports a reliable message for `peer` that the transport refused while it waited for room (its connection
-    /// closed): ``DeliveryFailure/Reason/unreachable`` while `peer` is still a participant, else
-    /// ``DeliveryFailure/Reason/left``. Nothing once the session is over (its failure stream has ended).
-    func reportRefused(to peer: X25519PublicKey, in context: SessionContext) {
-        guard context === self.context, !context.isInvalidated else { return }
-        let present = context.participants.value.contains { $0.staticKey == peer }
-        reportFailure(count: 1, to: peer, reason: present ? .unreachable : .left)
     }
 
     /// Connection figures for every other active participant.
