@@ -49,8 +49,13 @@ struct JournalAttachment: Sendable {
     /// Holders that failed a chunk (bad, missing, timed out): asked for it again only if nobody else has it.
     var refusedBy: [Int: Set<X25519PublicKey>] = [:]
     var leavesFetch: LeavesFetch?
-    /// Holders whose leaf list did not match the root.
+    /// Holders whose leaf list did not match the root: never asked for it again.
     var badLeavesFrom: Set<X25519PublicKey> = []
+    /// Holders whose leaf-list request timed out, the longest ago first: asked again only when every other holder
+    /// was, and then the one that timed out longest ago. A timeout is not a verdict (the request may have gone out
+    /// on a connection that was being replaced, or the holder was frozen for a while), so it must not rule the
+    /// holder out for good: once every holder had timed out once, the download asked nobody and had no timer left.
+    var leavesTimedOut: [X25519PublicKey] = []
     /// Verified chunks not yet advertised with HAVE, and when they must be.
     var pendingHave: [Int] = []
     var haveDeadline: Instant?

@@ -30,9 +30,9 @@ extension JournalState {
             guard var attachment = attachments[id] else { continue }
             if let fetch = attachment.leavesFetch, fetch.deadline <= now {
                 attachment.leavesFetch = nil
-                // Ask someone else next time, unless nobody else holds the list.
-                let others = active.contains { $0 != fetch.peer && attachment.holders[$0] != nil }
-                if others { attachment.badLeavesFrom.insert(fetch.peer) }
+                // Ask someone else next time (this one goes to the back of the line, not out of it).
+                attachment.leavesTimedOut.removeAll { $0 == fetch.peer }
+                attachment.leavesTimedOut.append(fetch.peer)
             }
             for (index, request) in attachment.requests where request.deadline <= now {
                 attachment.requests[index] = nil
@@ -130,10 +130,13 @@ extension JournalState {
     }
 
     private mutating func requestLeaves(_ attachment: inout JournalAttachment, now: Instant) {
-        let candidates = active.filter { attachment.holders[$0] != nil && attachment.isTrusted($0) }
+        let candidates = active.filter {
+            attachment.holders[$0] != nil && attachment.isTrusted($0) && !attachment.badLeavesFrom.contains($0)
+        }
+        // One that never timed out first; else the one whose timeout lies furthest back.
         guard
-            let peer = candidates.first(where: { !attachment.badLeavesFrom.contains($0) })
-                ?? (attachment.badLeavesFrom.count > 0 ? nil : candidates.first)
+            let peer = candidates.first(where: { !attachment.leavesTimedOut.contains($0) })
+                ?? attachment.leavesTimedOut.first(where: { candidates.contains($0) })
         else { return }
         let id = attachment.manifest.id
         let count = attachment.chunkCount

@@ -17,6 +17,8 @@ struct JournalHarness {
     var corrupting: Set<Int> = []
     /// Nodes that never answer chunk requests.
     var silent: Set<Int> = []
+    /// Nodes whose leaf-list requests to them are lost (a connection being replaced, a frozen process).
+    var leavesLostTo: Set<Int> = []
     /// Whether every message is delivered twice, the copy after everything queued meanwhile (a member that re-sends,
     /// TEST-MATRIX R6).
     var duplicating = false
@@ -122,9 +124,14 @@ struct JournalHarness {
         case .send(var bytes, _, let peer):
             let target = keys.firstIndex(of: peer)!
             guard links.contains([min(index, target), max(index, target)]) else { return }
-            if case .chunkRequest = try? JournalMessage(decoding: bytes) {
+            switch try? JournalMessage(decoding: bytes) {
+            case .chunkRequest:
                 requests[index][target, default: 0] += 1
                 if silent.contains(target) { return }
+            case .leavesRequest:
+                if leavesLostTo.contains(target) { return }
+            default:
+                break
             }
             if corrupting.contains(index),
                 case .chunk(let id, let chunk, var data) = try? JournalMessage(decoding: bytes)

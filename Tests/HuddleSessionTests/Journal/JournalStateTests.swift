@@ -120,6 +120,30 @@ struct JournalStateTests {
         #expect(JournalFixtures.identical(harness.assembled(second, on: 2), other), "it answered again")
     }
 
+    @Test("A leaf-list request that times out at every holder is asked again; the download never waits without a timer")
+    func leavesTimeoutsRetry() throws {
+        var harness = JournalHarness(count: 3)
+        harness.connect(0, 1)
+        let data = JournalFixtures.data(6 * 65_536)
+        let id = JournalFixtures.id(7)
+        try harness.share(data, id: id, on: 0)
+        #expect(JournalFixtures.identical(harness.assembled(id, on: 1), data))
+        // Node 2 meets both holders while its leaf-list requests to them are lost (in the soak: a request sent on a
+        // connection being replaced, then a holder frozen). Each times out after 10 s.
+        harness.leavesLostTo = [0, 1]
+        harness.connect(0, 2)
+        harness.connect(1, 2)
+        harness.advance(to: harness.now + .seconds(10))
+        harness.advance(to: harness.now + .seconds(10))
+        #expect(harness.nodes[2].attachments[id]!.leavesTimedOut.count == 2, "both holders timed out once")
+        #expect(harness.nodes[2].attachments[id]!.badLeavesFrom.isEmpty, "a timeout is not a bad list")
+        #expect(harness.nodes[2].nextDeadline != nil, "the download still has a timer: it asks again")
+        // The holders answer again: the next retry fetches the list and the download completes.
+        harness.leavesLostTo = []
+        harness.advance(to: harness.now + .seconds(10))
+        #expect(JournalFixtures.identical(harness.assembled(id, on: 2), data))
+    }
+
     @Test("D5: 20 announced attachments: 16 download at once, 4 wait, all complete")
     func concurrency() throws {
         var harness = JournalHarness(count: 2)
