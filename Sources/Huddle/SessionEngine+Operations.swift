@@ -13,8 +13,14 @@ extension SessionEngine {
     /// - Throws: ``HuddleError/invalidated(_:)`` with the reason once that session is over (left, ended, the node
     ///   shut down), ``HuddleError/notJoined`` while it is not joined yet.
     func requireJoined(_ context: SessionContext) throws(HuddleError) {
+        try Self.requireJoined(context, current: self.context)
+    }
+
+    /// ``requireJoined(_:)`` against `current`, the engine's session as the caller sees it (off the actor, the
+    /// lock-protected ``sendingContext``).
+    nonisolated static func requireJoined(_ context: SessionContext, current: SessionContext?) throws(HuddleError) {
         if case .invalidated(let reason) = context.state.value { throw .invalidated(reason) }
-        guard context === self.context, case .joined = context.state.value else { throw .notJoined }
+        guard context === current, case .joined = context.state.value else { throw .notJoined }
     }
 
     /// Stores a new attachment with `importing` (on the blocking-I/O pool), signs its manifest and adds it to the
@@ -130,10 +136,7 @@ extension SessionEngine {
     nonisolated func send(
         _ bytes: [UInt8], reliable: Bool, to recipients: Set<Participant>?, in context: SessionContext
     ) async throws {
-        if case .invalidated(let reason) = context.state.value { throw HuddleError.invalidated(reason) }
-        guard sendingContext.withLockedValue({ $0 }) === context, case .joined = context.state.value else {
-            throw HuddleError.notJoined
-        }
+        try Self.requireJoined(context, current: sendingContext.withLockedValue { $0 })
         let local = context.local
         let participants = context.participants.value
         let keys: [X25519PublicKey]
