@@ -96,7 +96,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// Round-trip time and loss for every other active participant.
     public func peerStatistics() async throws -> [PeerStatistics] {
-        try await engine.peerStatistics(in: context)
+        let others = context.participants.value.subtracting([context.local])
+        return try await engine.perform(in: context) { _, endpoint, _ in
+            others.compactMap { PeerStatistics(of: $0, on: endpoint) }
+        }
     }
 
     /// The activity every member agrees on. Setting it changes it for everyone (as ``setActivity(_:)``, without
@@ -153,14 +156,14 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     ) async throws(HuddleError) {
         let payload = try ActivityCoding.encode(activity)
         do {
-            try await engine.setActivity(payload, in: context)
+            try await engine.perform(in: context) { machine, endpoint, now in
+                machine.update(&endpoint, now: now) { $0.setActivity(payload) }
+            }
         } catch let error as HuddleError {
             throw error
-        } catch let error as TransportError {
-            throw .transport(error)
         } catch {
-            // Unreachable today: the engine throws HuddleError and the driver TransportError. Should another error
-            // appear, the change was not applied, which is what `notJoined` tells the caller.
+            // Unreachable today: ``SessionEngine/perform(in:_:)`` throws HuddleError only, and the body nothing.
+            // Should another error appear, the change was not applied, which is what `notJoined` tells the caller.
             throw .notJoined
         }
     }
@@ -191,49 +194,5 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     ///   over.
     public func end() async throws {
         try await engine.end(context)
-    }
-
-    /// A ticket that lets one more device join, valid for `duration`. Any member may invite; the ticket names the
-    /// current members, so it keeps working after this node leaves.
-    ///
-    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
-    ///   over.
-    public func makeInvitation(validFor duration: Duration = .seconds(24 * 3600)) async throws -> Invitation {
-        try await engine.makeInvitation(validFor: duration, in: context)
-    }
-
-    /// Announces the session on the local network as `name`, so people nearby find it with
-    /// ``NearbySession/browse()`` (`huddle discover`) and join without a ticket passed to them: a beacon with `name`
-    /// and a ticket valid for `duration` goes to a multicast group about once a second until
-    /// ``NearbyAnnouncement/stop()``, the ticket's expiry, or this node leaving.
-    ///
-    /// Anyone on the network segment who hears a beacon can join while it runs (docs/SECURITY.md, "Local network
-    /// discovery"); announce only where that is what you want, and briefly. The node must listen on `0.0.0.0` or an
-    /// IPv4 interface address: beacons from loopback reach no other machine.
-    ///
-    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
-    ///   over; ``HuddleError/localNetwork(_:)`` when no interface can send
-    ///   the beacon.
-    public func announceNearby(
-        as name: String, validFor duration: Duration = .seconds(600)
-    ) async throws
-        -> NearbyAnnouncement
-    {
-        // The session's own state first: a stale handle says its session is over, whatever the network allows.
-        try await engine.requireJoined(context)
-        let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
-        let invitation: Invitation
-        do {
-            invitation = try await engine.makeInvitation(validFor: duration, in: context)
-        } catch {
-            for channel in channels { try? await channel.close() }
-            throw error
-        }
-        let context = self.context
-        let engine = self.engine
-        return try NearbyAnnouncement(
-            name: name, invitation: invitation, channels: channels,
-            isLive: { !context.isInvalidated },
-            closeInvitation: { await engine.closeInvitation(invitation, in: context) })
     }
 }

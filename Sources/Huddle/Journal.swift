@@ -1,4 +1,5 @@
 import Foundation
+import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
@@ -81,7 +82,18 @@ public final class Journal: Sendable {
     /// - Throws: ``HuddleError/attachmentRemoved`` if it is no longer in the journal, ``HuddleError/notJoined``,
     ///   ``HuddleError/invalidated(_:)``.
     public func remove(_ attachment: Attachment) async throws {
-        try await engine.removeAttachment(attachment.id.attachmentID, in: context)
+        let id = attachment.id.attachmentID
+        let refusal = try await engine.perform(in: context) { machine, endpoint, now in
+            machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
+                do throws(JournalError) {
+                    try journal.remove(id, now: now)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        if let refusal { throw HuddleError(refusal) }
     }
 
     /// How many members hold every byte of `attachment`, this node included, as far as this node knows (holders
@@ -89,22 +101,65 @@ public final class Journal: Sendable {
     ///
     /// - Throws: ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)``.
     public func holders(of attachment: Attachment) async throws -> Int {
-        try await engine.completeHolders(attachment.id.attachmentID, in: context)
+        let id = attachment.id.attachmentID
+        return try await engine.perform(in: context) { machine, _, _ in machine.journal.state.completeHolders(id) }
     }
 
     private func add(_ data: Data, encodedMetadata: [UInt8]) async throws -> Attachment {
         guard data.count <= Self.maxAttachmentSize else {
             throw HuddleError.attachmentTooLarge(size: UInt64(data.count), limit: UInt64(Self.maxAttachmentSize))
         }
-        return try await engine.addAttachment(in: context, metadata: encodedMetadata) { store, id in
+        return try await add(metadata: encodedMetadata) { store, id in
             try data.withUnsafeBytes { bytes in try store.importBytes(id, bytes) }
         }
     }
 
     private func add(contentsOf fileURL: URL, encodedMetadata: [UInt8]) async throws -> Attachment {
-        try await engine.addAttachment(in: context, metadata: encodedMetadata) { store, id in
+        try await add(metadata: encodedMetadata) { store, id in
             try store.importFile(id, from: fileURL, limit: ProtocolLimits.maxAttachmentSize)
         }
+    }
+
+    /// Stores a new attachment with `importing` (on the blocking-I/O pool), signs its manifest and adds it to the
+    /// journal, which announces it to every member. What was stored is deleted again when the journal refuses it.
+    private func add(
+        metadata: [UInt8],
+        importing:
+            @escaping @Sendable (FileChunkStore, AttachmentID) throws -> (
+                leaves: [UInt8], root: [UInt8], size: UInt64
+            )
+    ) async throws -> Attachment {
+        try context.requireJoined()
+        guard let store = context.journal.store else { throw HuddleError.notJoined }
+        var random = SystemRandomGenerator()
+        let id = AttachmentID(bytes: random.bytes(count: AttachmentID.length))!
+        let imported = try await Attachment.runBlocking { try importing(store, id) }
+        do {
+            let manifest: AttachmentManifest
+            do throws(JournalError) {
+                manifest = try AttachmentManifest(
+                    id: id, size: imported.size, root: imported.root, metadata: metadata,
+                    signingKey: engine.identity.signingKey)
+            } catch {
+                throw HuddleError(error)
+            }
+            let refusal = try await engine.perform(in: context) { machine, endpoint, now in
+                machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
+                    do throws(JournalError) {
+                        try journal.add(manifest, leaves: imported.leaves, now: now)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            if let refusal { throw HuddleError(refusal) }
+        } catch {
+            _ = try? await Attachment.runBlocking { store.delete(id) }
+            throw error
+        }
+        guard let attachment = context.journal.attachment(id) else { throw HuddleError.attachmentRemoved }
+        return attachment
     }
 
     private static func encode(_ metadata: some Encodable) throws -> [UInt8] {

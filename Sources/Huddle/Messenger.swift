@@ -1,4 +1,7 @@
 import Foundation
+import HuddleCrypto
+import HuddleProtocol
+import HuddleTransport
 import HuddleWire
 
 /// Sends and receives messages among a session's participants, like Apple's `GroupSessionMessenger`.
@@ -92,12 +95,78 @@ public final class Messenger: Sendable {
         default:
             break
         }
-        let targets: Set<Participant>? =
-            switch recipients {
-            case .all: nil
-            case .only(let participants): participants
+        try context.requireJoined()
+        let keys = try recipientKeys(recipients)
+        if deliveryMode == .reliable {
+            try await sendReliably(bytes, to: keys)
+        } else {
+            try await sendUnreliably(bytes, to: keys)
+        }
+    }
+
+    /// The static keys of `recipients`, this node left out.
+    ///
+    /// - Throws: ``HuddleError/notAParticipant(_:)`` for a recipient that is not an active participant.
+    private func recipientKeys(_ recipients: Recipients) throws(HuddleError) -> [X25519PublicKey] {
+        let (local, participants) = (context.local, context.participants.value)
+        switch recipients {
+        case .all:
+            return participants.compactMap { $0 == local ? nil : $0.staticKey }
+        case .only(let chosen):
+            for recipient in chosen where !participants.contains(recipient) && recipient != local {
+                throw .notAParticipant(recipient)
             }
-        try await engine.send(bytes, reliable: deliveryMode == .reliable, to: targets, in: context)
+            return chosen.compactMap { $0 == local ? nil : $0.staticKey }
+        }
+    }
+
+    /// Queues `bytes` for each of `keys` in the transport's outbound queue, addressed by static key (the event loop
+    /// resolves it to the recipient's current connection when it drains the queue, so a member that rejoined on a
+    /// new connection is reached there); returns once they are queued, suspending only while a recipient's queue is
+    /// full. It does not wait for the engine: sending runs beside the dispatch of what arrives.
+    private func sendReliably(_ bytes: [UInt8], to keys: [X25519PublicKey]) async throws(HuddleError) {
+        var queued = 0
+        defer { engine.metrics?.sent(count: queued, bytes: bytes.count, reliable: true) }
+        for key in keys {
+            do throws(TransportError) {
+                try await engine.driver.enqueue(bytes, on: SessionEngine.messengerChannel, toPeer: key)
+                queued += 1
+            } catch .connectionClosed {
+                // The participant left while we were sending; its departure is reported on its own.
+                continue
+            } catch {
+                throw .transport(error)
+            }
+        }
+    }
+
+    /// Hands `bytes` to the endpoint for each of `keys` with a connection, in one event-loop call.
+    private func sendUnreliably(_ bytes: [UInt8], to keys: [X25519PublicKey]) async throws(HuddleError) {
+        do {
+            let sent = try await engine.driver.perform { endpoint, _ in
+                var sent = 0
+                for key in keys {
+                    guard let connection = endpoint.connectionID(for: key) else { continue }
+                    do throws(ProtocolError) {
+                        try endpoint.sendDatagram(bytes, on: SessionEngine.messengerChannel, to: connection)
+                        sent += 1
+                    } catch .connectionClosed {
+                        // The participant left while we were sending; its departure is reported on its own.
+                        continue
+                    }
+                }
+                return sent
+            }
+            engine.metrics?.sent(count: sent, bytes: bytes.count, reliable: false)
+        } catch let error as TransportError {
+            throw .transport(error)
+        } catch let error as ProtocolError {
+            if case .messageTooLarge(let size, let limit) = error { throw .datagramTooLarge(size: size, limit: limit) }
+            throw .transport(.protocolError(error))
+        } catch {
+            // Unreachable: the driver throws TransportError, the body ProtocolError.
+            throw .transport(.driverClosed)
+        }
     }
 
     /// Messages of type `Message` from other participants, with their source.

@@ -42,6 +42,20 @@ final class SessionContext: Sendable {
         return false
     }
 
+    /// Checks that the session is joined and not over, before a handle of it acts. At most one session of a node is
+    /// joined and not over at a time (a node begins another only after this one is over), so this also means it is
+    /// the node's current session.
+    ///
+    /// - Throws: ``HuddleError/invalidated(_:)`` with the reason once the session is over (left, ended, the node
+    ///   shut down), ``HuddleError/notJoined`` while it is not joined yet.
+    func requireJoined() throws(HuddleError) {
+        switch state.value {
+        case .joined: return
+        case .waiting: throw .notJoined
+        case .invalidated(let reason): throw .invalidated(reason)
+        }
+    }
+
     /// Moves to `invalidated(reason)` once and ends every observer stream.
     func invalidate(_ reason: InvalidationReason) {
         guard !isInvalidated else { return }

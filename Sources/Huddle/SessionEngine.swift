@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import HuddleCrypto
 import HuddleProtocol
@@ -59,19 +58,6 @@ actor SessionEngine {
     /// The most endpoint events (and message bytes) the cores handle per event-loop call.
     static let eventBatchLimit = (events: 64, bytes: 1 << 20)
 
-    struct Subscription {
-        /// The session whose messages it receives (one not begun yet, the current one).
-        var context: SessionContext
-        var reliable: Bool
-        var kind: MessageEnvelope.Kind
-        var typeName: String
-        var queue: BoundedAsyncQueue<ReceivedMessage>
-
-        func matches(_ message: ReceivedMessage) -> Bool {
-            message.reliable == reliable && message.envelope.kind == kind && message.envelope.typeName == typeName
-        }
-    }
-
     let driver: UDPEndpointDriver
     let identity: Identity
     let name: String
@@ -88,11 +74,8 @@ actor SessionEngine {
     let inbox = EventInbox(maxEvents: SessionEngine.maxPendingEvents, maxBytes: SessionEngine.maxPendingBytes)
     /// Counts installed sessions; outputs tagged with an earlier one are not dispatched.
     var generation = 0
-    var context: SessionContext? {
-        didSet { sendingContext.withLockedValue { $0 = context } }
-    }
-    /// ``context`` for ``send(_:reliable:to:)``, which runs off the actor.
-    let sendingContext = NIOLockedValueBox<SessionContext?>(nil)
+    /// The session the node is in (or was in last).
+    var context: SessionContext?
     var joinWaiters: [CheckedContinuation<Void, any Error>] = []
     /// Set when the departure settled (or the session was torn down); ``depart(endingSession:)`` then waits no more.
     var departed = false
@@ -100,25 +83,14 @@ actor SessionEngine {
     var departureWaiters: [CheckedContinuation<Void, Never>] = []
     /// Set by a `.joined` event; the waiters are resumed at the end of the output that carried it.
     var joinCompleted = false
-    var subscriptions: [Int: Subscription] = [:]
-    var nextSubscription = 0
-    var unclaimed = Deque<ReceivedMessage>()
-    /// Dispatches waiting for room in ``unclaimed`` (see ``unclaimedGracePeriod``), resumed by a subscription or
-    /// when the grace period ends.
+    /// Where received messenger messages go.
+    var router = MessageRouter(unclaimedLimit: SessionEngine.maxUnclaimedMessages)
+    /// Dispatches waiting for room in the router's unclaimed buffer (see ``unclaimedGracePeriod``), resumed by a
+    /// subscription or when the grace period ends.
     var unclaimedWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The grace period was spent without a subscription taking the unclaimed messages: drop at once until the next
-    /// subscription.
-    var unclaimedGraceSpent = false
-    /// Participants by static key, so routing a message does not compute the sender's fingerprint each time.
-    var participantCache: [X25519PublicKey: Participant] = [:]
+    /// The current session's participants by static key.
+    var directory = ParticipantDirectory()
     var eventTask: Task<Void, Never>?
-    /// Messages dropped because nobody subscribed to their type and the unclaimed buffer was full.
-    var unclaimedDropped = 0
-    /// Messages that were not valid messenger envelopes.
-    var undecodableDropped = 0
-    /// Drops not yet reported on ``GroupSession/messageDrops``: reported at the end of the batch that made them, one
-    /// report per run of drops of one kind.
-    var pendingDrops: [MessageDrop] = []
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
@@ -182,7 +154,7 @@ actor SessionEngine {
     func begin(_ context: SessionContext) async throws {
         if let current = self.context, !current.isInvalidated { throw HuddleError.alreadyInSession }
         self.context = context
-        unclaimed.removeAll()
+        router.clearUnclaimed()
         departed = false
         context.journal.saw(context.local)
         switch context.plan {
@@ -291,7 +263,7 @@ actor SessionEngine {
 
     /// Ends the session for everyone.
     func end(_ context: SessionContext) async throws {
-        try requireJoined(context)
+        try context.requireJoined()
         await depart(endingSession: true)
         await reportUnconfirmed()
         context.invalidate(.ended(by: nil))
@@ -307,9 +279,8 @@ actor SessionEngine {
         }
         eventTask?.cancel()
         inbox.finish()
-        for subscription in subscriptions.values { subscription.queue.finish() }
-        subscriptions.removeAll()
-        unclaimedGraceSpent = true
+        for subscription in router.removeAll() { subscription.queue.finish() }
+        router.graceSpent = true
         releaseUnclaimedWaiters()
     }
 
@@ -332,7 +303,7 @@ actor SessionEngine {
     func depart(endingSession: Bool) async {
         // What waits for a subscriber is of no use now: the dispatcher drops it instead of holding the session back,
         // so the departure event is not queued behind that wait.
-        unclaimedGraceSpent = true
+        router.graceSpent = true
         releaseUnclaimedWaiters()
         let departing =
             (try? await performOnCore { machine, endpoint, now in
@@ -379,12 +350,10 @@ actor SessionEngine {
         // The machine goes away with the session: nobody may wait for a departure it would have reported.
         departureSettled()
         // This session's subscriptions end; those of a session not begun yet wait for it.
-        let ended = subscriptions.filter { $0.value.context === context }
-        subscriptions = subscriptions.filter { $0.value.context !== context }
-        unclaimed.removeAll()
+        let ended = router.removeAll(of: context)
         releaseUnclaimedWaiters()
-        participantCache.removeAll()
-        for subscription in ended.values { subscription.queue.finish() }
+        directory.removeAll()
+        for subscription in ended { subscription.queue.finish() }
         if let context, store != nil {
             context.journal.finish()
             context.journal.store = nil

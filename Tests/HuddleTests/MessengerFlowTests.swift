@@ -149,7 +149,7 @@ struct MessengerFlowTests {
             if next == count { break }
         }
         #expect(next == count)
-        #expect(await guest.engine.unclaimedDropped == 0)
+        #expect(await guest.engine.router.droppedCount == 0)
         try await sending.value
     }
 
@@ -191,7 +191,7 @@ struct MessengerFlowTests {
         )
         let waited = clock.now - start
         #expect(waited >= SessionEngine.unclaimedGracePeriod - .milliseconds(100), "\(waited)")
-        #expect(await guest.engine.unclaimedDropped == overflow)
+        #expect(await guest.engine.router.droppedCount == overflow)
         #expect(await eventually("the drops are reported") { reported() == overflow })
         #expect(
             drops.withLockedValue {
@@ -206,7 +206,7 @@ struct MessengerFlowTests {
         try await sender.send(StrokeMessage(id: 2))
         #expect(await eventually("the next message", within: 30) { strokes.withLockedValue { $0 } == [1, 2] })
         #expect(clock.now - again < SessionEngine.unclaimedGracePeriod, "paused again")
-        #expect(await guest.engine.unclaimedDropped == 2 * overflow)
+        #expect(await guest.engine.router.droppedCount == 2 * overflow)
         #expect(await eventually("the second drops are reported") { reported() == 2 * overflow })
     }
 

@@ -1,0 +1,77 @@
+import Foundation
+import HuddleCrypto
+import HuddleProtocol
+import HuddleSession
+
+/// Letting more devices in: tickets (``makeInvitation(validFor:)``) and the nearby announcement that hands one out.
+extension GroupSession {
+    /// A ticket that lets one more device join, valid for `duration`. Any member may invite; the ticket names the
+    /// current members, so it keeps working after this node leaves.
+    ///
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over.
+    public func makeInvitation(validFor duration: Duration = .seconds(24 * 3600)) async throws -> Invitation {
+        try context.requireJoined()
+        var random = SystemRandomGenerator()
+        let secret = SecureBytes(count: 32, using: &random)
+        let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
+        let grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
+        let (hints, relays) = try await engine.perform(in: context) { machine, endpoint, now in
+            let hints = machine.update(&endpoint, now: now) { membership in
+                membership.openInvitation(grant)
+                return membership.ticketHints(limit: Invitation.maxMembers)
+            }
+            return (hints ?? [], endpoint.relays(now: now).map(\.address))
+        }
+        let members = hints.compactMap { hint in
+            hint.addresses.first.map { Invitation.Member(staticKey: hint.staticKey, address: $0) }
+        }
+        return Invitation(
+            session: context.id, secret: secret, expiresAt: expiresAt,
+            inviterSigningKey: engine.identity.publicIdentity.signingKey, inviterName: engine.name, members: members,
+            relays: relays)
+    }
+
+    /// Announces the session on the local network as `name`, so people nearby find it with
+    /// ``NearbySession/browse()`` (`huddle discover`) and join without a ticket passed to them: a beacon with `name`
+    /// and a ticket valid for `duration` goes to a multicast group about once a second until
+    /// ``NearbyAnnouncement/stop()``, the ticket's expiry, or this node leaving.
+    ///
+    /// Anyone on the network segment who hears a beacon can join while it runs (docs/SECURITY.md, "Local network
+    /// discovery"); announce only where that is what you want, and briefly. The node must listen on `0.0.0.0` or an
+    /// IPv4 interface address: beacons from loopback reach no other machine.
+    ///
+    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
+    ///   over; ``HuddleError/localNetwork(_:)`` when no interface can send
+    ///   the beacon.
+    public func announceNearby(
+        as name: String, validFor duration: Duration = .seconds(600)
+    ) async throws
+        -> NearbyAnnouncement
+    {
+        // The session's own state first: a stale handle says its session is over, whatever the network allows.
+        try context.requireJoined()
+        let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
+        let invitation: Invitation
+        do {
+            invitation = try await makeInvitation(validFor: duration)
+        } catch {
+            for channel in channels { try? await channel.close() }
+            throw error
+        }
+        let (context, engine) = (self.context, self.engine)
+        return try NearbyAnnouncement(
+            name: name, invitation: invitation, channels: channels,
+            isLive: { !context.isInvalidated },
+            closeInvitation: { await Self.close(invitation, in: context, engine: engine) })
+    }
+
+    /// Closes `invitation` on this node (other members close it when it expires). A session that is over took its
+    /// invitations with it.
+    private static func close(_ invitation: Invitation, in context: SessionContext, engine: SessionEngine) async {
+        guard let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret) else { return }
+        _ = try? await engine.perform(in: context) { machine, endpoint, now in
+            machine.update(&endpoint, now: now) { $0.closeInvitation(id) }
+        }
+    }
+}

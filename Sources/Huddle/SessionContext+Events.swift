@@ -1,0 +1,74 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleSession
+import HuddleWire
+import Logging
+
+extension SessionContext {
+    /// What the engine still has to do once a ``SessionEvent`` was applied to the session's observable state.
+    enum EventOutcome {
+        /// Nothing.
+        case none
+        /// The session is joined: the joiner resumes once the rest of the output carrying this event is applied.
+        case joined
+        /// The session is over for this node: fail a pending join with `error`, invalidate the context for `reason`
+        /// and tear the session down (after reporting what is still unconfirmed, when `reportingUnconfirmed`).
+        case over(HuddleError, InvalidationReason, reportingUnconfirmed: Bool)
+        /// `count` messenger messages for `peer` will not be delivered (`nil`: a peer the transport could not name).
+        case undelivered(to: X25519PublicKey?, count: Int, reason: DeliveryFailureReason)
+    }
+
+    /// Applies `event` of the session machine to this session's participants, activity and change stream, and says
+    /// what is left for the engine (whose I/O this needs none of). Messages are not events here: the engine routes
+    /// those on `messengerChannel` to subscriptions, and those on other channels belong to the machine.
+    func apply(
+        _ event: SessionEvent, directory: inout ParticipantDirectory, messengerChannel: ChannelID, logger: Logger
+    ) -> EventOutcome {
+        switch event {
+        case .joined:
+            let found = ActivityCoding.identifier(of: activity.value) ?? "nothing"
+            guard found == activityIdentifier else {
+                let error = HuddleError.activityMismatch(expected: activityIdentifier, found: found)
+                return .over(error, .joinFailed(error.description), reportingUnconfirmed: false)
+            }
+            state.update(.joined)
+            return .joined
+        case .participantJoined(let member):
+            let participant = directory.participant(member)
+            journal.saw(participant)
+            participants.update(participants.value.union([participant]))
+            changes.yield(.joined(participant))
+            logger.debug("participant joined", metadata: ["participant": "\(participant)"])
+        case .participantLeft(let member, let reason):
+            let participant = directory.participant(member)
+            participants.update(participants.value.subtracting([participant]))
+            changes.yield(.left(participant, reason: ParticipantChange.DepartureReason(reason)))
+            logger.debug("participant left", metadata: ["participant": "\(participant)", "reason": "\(reason)"])
+        case .activityChanged(let record):
+            activity.update(record.payload)
+        case .ended(let by):
+            // This node ended it (`by` is nil): ``SessionEngine/end(_:)`` waits for the announcement to be
+            // acknowledged and tears the session down itself.
+            guard let by else { return .none }
+            let reason = InvalidationReason.ended(by: Participant(by))
+            return .over(.invalidated(reason), reason, reportingUnconfirmed: true)
+        case .joinFailed(let reason):
+            return .over(.joinFailed(reason), .joinFailed(reason), reportingUnconfirmed: false)
+        case .joinTimedOut(let after):
+            guard case .waiting = state.value else { return .none }
+            return .over(
+                .joinTimedOut(after), .joinFailed("no member answered within \(after)"),
+                reportingUnconfirmed: false)
+        case .undelivered(let peer, _, let messages, let reason):
+            let count = messages.count { $0.channel == messengerChannel }
+            if count > 0 { return .undelivered(to: peer, count: count, reason: reason) }
+        case .unsent(let peer, let channel, let count, let reason):
+            if channel == messengerChannel, count > 0 { return .undelivered(to: peer, count: count, reason: reason) }
+        case .message, .datagram, .delivered, .subscriberWaitOver, .departed:
+            // Messages are routed before they get here; the rest is dropped on the loop or turned into signals
+            // there (``LoopSession/drain()``).
+            break
+        }
+        return .none
+    }
+}
