@@ -101,7 +101,7 @@ struct ConnectionTable {
     // MARK: - Work lists
 
     /// Puts `slot` on the lists `candidacy` names that it is not on yet.
-    private mutating func nominate(_ slot: Int, for candidacy: Candidacy) {
+    mutating func nominate(_ slot: Int, for candidacy: Candidacy) {
         let missing = candidacy.subtracting(bookkeeping[slot].candidacy)
         guard !missing.isEmpty else { return }
         bookkeeping[slot].candidacy.formUnion(missing)
