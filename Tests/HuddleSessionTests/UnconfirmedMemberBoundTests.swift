@@ -128,4 +128,22 @@ struct UnconfirmedMemberBoundTests {
         // A join request at the limit is a typed error (the core closes that joiner's connection).
         #expect(throws: MembershipError.self) { _ = try founder.admit(name: "joiner") }
     }
+
+    /// Gossip repeats each record, so a record whose identity the roster already holds skips the binding check (it
+    /// was checked when it came in). The skip must key on the whole identity: a record for a known member whose
+    /// binding was tampered with is still checked, and refused.
+    @Test("A known member's record with a forged binding is refused; the same identity again is accepted")
+    func knownIdentitySkipsOnlyTheSameBytes() throws {
+        var founder = try Founder()
+        let honest = try founder.admit(name: "honest")
+        let other = try founder.admit(name: "other")
+        var forged = honest
+        var binding = honest.identity.binding
+        binding[0] ^= 1
+        forged.identity = PublicIdentity(
+            signingKey: honest.identity.signingKey, agreementKey: honest.identity.agreementKey, binding: binding)
+        #expect(throws: MembershipError.invalidIdentity) { _ = try founder.announce(forged, from: other.staticKey) }
+        // The same identity at a later epoch (a rejoin told by another member) is news, and accepted.
+        #expect(try founder.announce(honest, from: other.staticKey))
+    }
 }

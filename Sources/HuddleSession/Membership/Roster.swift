@@ -94,8 +94,14 @@ struct Roster: Sendable {
         return true
     }
 
-    /// Inserts `record` as present, or replaces (and so revives) its member's entry in place; `introducer` is the
-    /// member whose word it is, while its own member has not connected here (see ``Entry/introducer``).
+    /// Whether the roster holds `record`'s identity for its member (present or departed). Only records whose
+    /// identity binding was checked are inserted, so such an identity needs no check again.
+    func holdsIdentity(of record: MemberRecord) -> Bool {
+        entries[record.staticKey]?.record.identity == record.identity
+    }
+
+    /// Inserts `record` as present, or replaces (and so revives) its member's entry in place (its identity binding
+    /// must have been checked: see ``holdsIdentity(of:)``); `introducer` is the member whose word it is, while its own member has not connected here (see ``Entry/introducer``).
     mutating func insert(_ record: MemberRecord, introducer: X25519PublicKey? = nil) {
         if entries[record.staticKey] == nil { order.append(record.staticKey) }
         entries[record.staticKey] = Entry(record: record, present: true, introducer: introducer)
