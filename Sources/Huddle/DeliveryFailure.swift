@@ -28,18 +28,34 @@ public struct DeliveryFailure: Sendable, Hashable, CustomStringConvertible {
     public let participant: Participant
     /// How many messages.
     public let count: Int
+    /// The numbers of their receipts (``MessageReceipt/id``), ascending: exactly the messages this report covers.
+    /// A message is reported at most once per recipient.
+    public let receipts: [UInt64]
     /// Why.
     public let reason: Reason
 
-    /// A report of `count` messages for `participant` that failed for `reason`.
-    public init(participant: Participant, count: Int, reason: Reason) {
+    /// A report of the messages whose receipts are numbered `receipts` (`count` of them) for `participant` that
+    /// failed for `reason`.
+    public init(participant: Participant, count: Int, receipts: [UInt64] = [], reason: Reason) {
         self.participant = participant
         self.count = count
+        self.receipts = receipts
         self.reason = reason
     }
 
+    /// Whether this report covers the message `receipt` names.
+    public func covers(_ receipt: MessageReceipt) -> Bool {
+        receipt.recipients.contains(participant) && receipts.contains(receipt.id)
+    }
+
     public var description: String {
-        "\(count) message\(count == 1 ? "" : "s") not delivered to \(participant): \(reason.rawValue)"
+        let range =
+            switch (receipts.first, receipts.last) {
+            case (let first?, let last?) where first == last: " (message \(first))"
+            case (let first?, let last?): " (messages \(first)-\(last))"
+            default: ""
+            }
+        return "\(count) message\(count == 1 ? "" : "s")\(range) not delivered to \(participant): \(reason.rawValue)"
     }
 }
 

@@ -28,6 +28,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case datagramTooLarge(size: Int, limit: Int)
     /// The recipient is not an active participant.
     case notAParticipant(Participant)
+    /// The receipt was not given by this session's messengers (it belongs to another session).
+    case foreignReceipt(MessageReceipt)
     /// A value could not be encoded or decoded.
     case coding(String)
     /// The identity file could not be used.
@@ -78,6 +80,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .datagramTooLarge(let size, let limit):
             "an unreliable message of \(size) bytes does not fit one datagram (limit \(limit)); use .reliable"
         case .notAParticipant(let participant): "\(participant) is not an active participant"
+        case .foreignReceipt(let receipt):
+            "\(receipt) of session \(receipt.session) was not sent in this session"
         case .coding(let detail): "encoding failed: \(detail)"
         case .identity(let detail): "identity: \(detail)"
         case .transport(let error): "network: \(error)"

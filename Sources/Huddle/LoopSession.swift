@@ -1,3 +1,4 @@
+import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
@@ -30,21 +31,42 @@ struct LoopSession {
     let storeWorker: ChunkStoreWorker
     /// Which of the engine's sessions this is (outputs of an earlier one are not dispatched).
     let generation: Int
+    /// The session's receipts: confirmations settle them here, on the loop (no hop to the engine for a sender that
+    /// only hears acknowledgements).
+    let deliveries: DeliveryLedger
+    /// The confirmations of one drain, in a buffer kept between drains.
+    private var confirmations: [(peer: X25519PublicKey, tag: UInt64)] = []
+
+    init(
+        machine: SessionMachine<FileChunkStore>, storeWorker: ChunkStoreWorker, generation: Int,
+        deliveries: DeliveryLedger
+    ) {
+        self.machine = machine
+        self.storeWorker = storeWorker
+        self.generation = generation
+        self.deliveries = deliveries
+    }
 
     /// The machine's next deadline, read in place (the driver asks after every input).
     mutating func nextDeadline() -> Instant? { machine.nextDeadline }
 
-    /// Collects the machine's pending output. Delivery confirmations are dropped here (nothing off the event loop uses
-    /// them, and a fast sender gets one per message). The journal's store actions go to ``storeWorker``.
+    /// Collects the machine's pending output. The messenger's delivery confirmations settle their receipts in
+    /// ``deliveries`` at once (the others concern nothing off the event loop). The journal's store actions go to
+    /// ``storeWorker``.
     mutating func drain() -> Output {
         var output = Output()
         while let event = machine.pollEvent() {
             switch event {
-            case .delivered: continue
+            case .delivered(let peer, let channel, _, let tag):
+                if channel == SessionEngine.messengerChannel, tag != 0 { confirmations.append((peer, tag)) }
             case .subscriberWaitOver: output.subscriberWaitOver = true
             case .departed: output.departed = true
             default: output.sessionEvents.append(event)
             }
+        }
+        if !confirmations.isEmpty {
+            deliveries.delivered(confirmations)
+            confirmations.removeAll(keepingCapacity: true)
         }
         while let event = machine.pollJournalEvent() { output.journalEvents.append(event) }
         submitStoreActions()

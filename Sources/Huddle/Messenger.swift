@@ -3,6 +3,7 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleTransport
 import HuddleWire
+import NIOConcurrencyHelpers
 
 /// Sends and receives messages among a session's participants, like Apple's `GroupSessionMessenger`.
 ///
@@ -53,6 +54,8 @@ public final class Messenger: Sendable {
     let context: SessionContext
     /// The delivery mode.
     public let deliveryMode: DeliveryMode
+    /// The recipients of the last `.only(...)` send, reused while the next one names the same participants.
+    private let lastGroup = NIOLockedValueBox(RecipientGroup.empty)
 
     /// A messenger for `session`. Several messengers may share a session. It acts on that session only: once it is
     /// over, sending throws ``HuddleError/invalidated(_:)`` and its message streams end, whatever session the node
@@ -63,12 +66,18 @@ public final class Messenger: Sendable {
         self.deliveryMode = deliveryMode
     }
 
-    /// Sends a Codable value.
+    /// Sends a Codable value to `recipients` and returns its receipt once the message is accepted (queued for every
+    /// recipient; the call waits only while a recipient's queue is full). A reliable message is then delivered to each
+    /// recipient exactly once, in order, or named in a ``DeliveryFailure`` on ``GroupSession/deliveryFailures``; await
+    /// ``outcome(of:)`` for one message's fate.
     ///
     /// - Throws: ``HuddleError/messageTooLarge(size:limit:)``, ``HuddleError/datagramTooLarge(size:limit:)``,
     ///   ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)`` (this session is over),
     ///   ``HuddleError/notAParticipant(_:)``, ``HuddleError/coding(_:)``.
-    public func send<Message: Encodable & Sendable>(_ message: Message, to recipients: Recipients = .all) async throws {
+    @discardableResult
+    public func send<Message: Encodable & Sendable>(
+        _ message: Message, to recipients: Recipients = .all
+    ) async throws -> MessageReceipt {
         let payload: Data
         do {
             payload = try JSONEncoder().encode(message)
@@ -77,15 +86,29 @@ public final class Messenger: Sendable {
         }
         let envelope = MessageEnvelope(
             kind: .codable, typeName: MessageTypeName.of(Message.self), payload: Array(payload))
-        try await send(envelope: envelope, to: recipients)
+        return try await send(envelope: envelope, to: recipients)
     }
 
-    /// Sends raw bytes.
-    public func send(_ data: Data, to recipients: Recipients = .all) async throws {
+    /// Sends raw bytes; otherwise as ``send(_:to:)-(Message,_)``.
+    @discardableResult
+    public func send(_ data: Data, to recipients: Recipients = .all) async throws -> MessageReceipt {
         try await send(envelope: MessageEnvelope(kind: .raw, typeName: "", payload: Array(data)), to: recipients)
     }
 
-    private func send(envelope: MessageEnvelope, to recipients: Recipients) async throws {
+    /// How the message `receipt` names ended: waits until every recipient confirmed it or was reported unable to (a
+    /// recipient that leaves, becomes unreachable or restarts, or the end of the session, settles it). An unreliable
+    /// message is ``DeliveryOutcome/unconfirmed`` at once.
+    ///
+    /// - Throws: ``HuddleError/foreignReceipt(_:)`` for a receipt this session's messengers did not give.
+    public func outcome(of receipt: MessageReceipt) async throws(HuddleError) -> DeliveryOutcome {
+        guard receipt.session == context.id, context.deliveries.issued(receipt.id) else {
+            throw .foreignReceipt(receipt)
+        }
+        guard receipt.deliveryMode == .reliable else { return .unconfirmed }
+        return await context.deliveries.outcome(of: receipt.id)
+    }
+
+    private func send(envelope: MessageEnvelope, to recipients: Recipients) async throws -> MessageReceipt {
         let bytes = envelope.encoded()
         switch deliveryMode {
         case .reliable where bytes.count > Self.maxMessageSize:
@@ -96,45 +119,61 @@ public final class Messenger: Sendable {
             break
         }
         try context.requireJoined()
-        let keys = try recipientKeys(recipients)
+        let targets = try recipientGroup(recipients)
+        let id: UInt64
         if deliveryMode == .reliable {
-            try await sendReliably(bytes, to: keys)
+            id = context.deliveries.open(for: targets)
+            try await sendReliably(bytes, to: targets, receipt: id)
         } else {
-            try await sendUnreliably(bytes, to: keys)
+            id = context.deliveries.nextID()
+            try await sendUnreliably(bytes, to: targets.members.map(\.staticKey))
         }
+        return MessageReceipt(id: id, session: context.id, recipients: targets.participants, deliveryMode: deliveryMode)
     }
 
-    /// The static keys of `recipients`, this node left out.
+    /// The recipients, this node left out.
     ///
     /// - Throws: ``HuddleError/notAParticipant(_:)`` for a recipient that is not an active participant.
-    private func recipientKeys(_ recipients: Recipients) throws(HuddleError) -> [X25519PublicKey] {
-        let (local, participants) = (context.local, context.participants.value)
+    private func recipientGroup(_ recipients: Recipients) throws(HuddleError) -> RecipientGroup {
         switch recipients {
         case .all:
-            return participants.compactMap { $0 == local ? nil : $0.staticKey }
-        case .only(let chosen):
-            for recipient in chosen where !participants.contains(recipient) && recipient != local {
+            return context.everyoneElse
+        case .only(let only):
+            let (local, participants) = (context.local, context.participants.value)
+            for recipient in only where !participants.contains(recipient) && recipient != local {
                 throw .notAParticipant(recipient)
             }
-            return chosen.compactMap { $0 == local ? nil : $0.staticKey }
+            // A conversation sends to the same few participants again and again: their group is built once.
+            return lastGroup.withLockedValue { last in
+                if last.participants.count == only.count - (only.contains(local) ? 1 : 0),
+                    last.participants.isSubset(of: only)
+                {
+                    return last
+                }
+                last = RecipientGroup(only.subtracting([local]))
+                return last
+            }
         }
     }
 
-    /// Queues `bytes` for each of `keys` in the transport's outbound queue, addressed by static key (the event loop
-    /// resolves it to the recipient's current connection when it drains the queue, so a member that rejoined on a
-    /// new connection is reached there); returns once they are queued, suspending only while a recipient's queue is
-    /// full. It does not wait for the engine: sending runs beside the dispatch of what arrives.
-    private func sendReliably(_ bytes: [UInt8], to keys: [X25519PublicKey]) async throws(HuddleError) {
+    /// Queues `bytes` for each of `targets` in the transport's outbound queue, addressed by static key (the event
+    /// loop resolves it to the recipient's current connection when it drains the queue, so a member that rejoined on
+    /// a new connection is reached there) and tagged with its receipt number; returns once they are queued,
+    /// suspending only while a recipient's queue is full. It does not wait for the engine: sending runs beside the
+    /// dispatch of what arrives.
+    private func sendReliably(
+        _ bytes: [UInt8], to targets: RecipientGroup, receipt: UInt64
+    ) async throws(HuddleError) {
         var queued = 0
         defer { engine.metrics?.sent(count: queued, bytes: bytes.count, reliable: true) }
-        for key in keys {
+        for key in targets.members.lazy.map(\.staticKey) {
             do throws(TransportError) {
-                try await engine.driver.enqueue(bytes, on: SessionEngine.messengerChannel, toPeer: key)
+                try await engine.driver.enqueue(bytes, on: SessionEngine.messengerChannel, toPeer: key, tag: receipt)
                 queued += 1
-            } catch .connectionClosed {
-                // The participant left while we were sending; its departure is reported on its own.
-                continue
             } catch {
+                // Not queued (the node is shutting down): this recipient's share failed with the session; the
+                // caller gets the error and no receipt.
+                _ = context.deliveries.failed([receipt], for: key, reason: .sessionEnded)
                 throw .transport(error)
             }
         }

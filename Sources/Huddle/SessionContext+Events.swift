@@ -14,8 +14,9 @@ extension SessionContext {
         /// The session is over for this node: fail a pending join with `error`, invalidate the context for `reason`
         /// and tear the session down (after reporting what is still unconfirmed, when `reportingUnconfirmed`).
         case over(HuddleError, InvalidationReason, reportingUnconfirmed: Bool)
-        /// `count` messenger messages for `peer` will not be delivered (`nil`: a peer the transport could not name).
-        case undelivered(to: X25519PublicKey?, count: Int, reason: DeliveryFailureReason)
+        /// `count` messenger messages for `peer` will not be delivered (`nil`: a peer the transport could not name);
+        /// `tags` are the receipt numbers they were sent with.
+        case undelivered(to: X25519PublicKey?, count: Int, tags: [UInt64], reason: DeliveryFailureReason)
     }
 
     /// Applies `event` of the session machine to this session's participants, activity and change stream, and says
@@ -36,12 +37,12 @@ extension SessionContext {
         case .participantJoined(let member):
             let participant = directory.participant(member)
             journal.saw(participant)
-            participants.update(participants.value.union([participant]))
+            updateParticipants(participants.value.union([participant]))
             changes.yield(.joined(participant))
             logger.debug("participant joined", metadata: ["participant": "\(participant)"])
         case .participantLeft(let member, let reason):
             let participant = directory.participant(member)
-            participants.update(participants.value.subtracting([participant]))
+            updateParticipants(participants.value.subtracting([participant]))
             changes.yield(.left(participant, reason: ParticipantChange.DepartureReason(reason)))
             logger.debug("participant left", metadata: ["participant": "\(participant)", "reason": "\(reason)"])
         case .activityChanged(let record):
@@ -60,10 +61,12 @@ extension SessionContext {
                 .joinTimedOut(after), .joinFailed("no member answered within \(after)"),
                 reportingUnconfirmed: false)
         case .undelivered(let peer, _, let messages, let reason):
-            let count = messages.count { $0.channel == messengerChannel }
-            if count > 0 { return .undelivered(to: peer, count: count, reason: reason) }
-        case .unsent(let peer, let channel, let count, let reason):
-            if channel == messengerChannel, count > 0 { return .undelivered(to: peer, count: count, reason: reason) }
+            let tags = messages.compactMap { $0.channel == messengerChannel ? $0.tag : nil }
+            if !tags.isEmpty { return .undelivered(to: peer, count: tags.count, tags: tags, reason: reason) }
+        case .unsent(let peer, let channel, let count, let tags, let reason):
+            if channel == messengerChannel, count > 0 {
+                return .undelivered(to: peer, count: count, tags: tags, reason: reason)
+            }
         case .message, .datagram, .delivered, .subscriberWaitOver, .departed:
             // Messages are routed before they get here; the rest is dropped on the loop or turned into signals
             // there (``LoopSession/drain()``).

@@ -1,5 +1,6 @@
 import HuddleProtocol
 import HuddleSession
+import NIOConcurrencyHelpers
 
 /// The observable state of one session, shared by its ``GroupSession`` handle and the node's ``SessionEngine``.
 final class SessionContext: Sendable {
@@ -23,8 +24,13 @@ final class SessionContext: Sendable {
     let changes = EventFanOut<ParticipantChange>(bufferLimit: 1024)
     /// The session's attachments.
     let journal = JournalContext()
-    /// Reliable messages that will not be delivered, for every observer.
-    let deliveryFailures = EventFanOut<DeliveryFailure>(bufferLimit: 1024)
+    /// Reliable messages that will not be delivered, from the session's start, for every observer.
+    let deliveryFailures = ReportLog<DeliveryFailure>()
+    /// The outcome of every reliable message this node sent in the session, by receipt.
+    let deliveries = DeliveryLedger()
+    /// The active participants other than this node, numbered for receipts; rebuilt on every change of
+    /// ``participants`` (``updateParticipants(_:)``), not per message.
+    private let others = NIOLockedValueBox(RecipientGroup.empty)
     /// Received messages no application code will see, for every observer.
     let messageDrops = EventFanOut<MessageDrop>(bufferLimit: 1024)
 
@@ -56,12 +62,21 @@ final class SessionContext: Sendable {
         }
     }
 
+    /// Every active participant other than this node, as a message's recipients.
+    var everyoneElse: RecipientGroup { others.withLockedValue { $0 } }
+
+    /// Sets the active participants (and ``everyoneElse``).
+    func updateParticipants(_ updated: Set<Participant>) {
+        others.withLockedValue { $0 = RecipientGroup(updated.subtracting([local])) }
+        participants.update(updated)
+    }
+
     /// Moves to `invalidated(reason)` once and ends every observer stream.
     func invalidate(_ reason: InvalidationReason) {
         guard !isInvalidated else { return }
         state.update(.invalidated(reason: reason))
         state.finish()
-        participants.update([])
+        updateParticipants([])
         participants.finish()
         activity.finish()
         changes.finish()

@@ -48,23 +48,29 @@ extension SessionEngine {
             failJoin(error)
             context.invalidate(reason)
             await teardown(closing: true)
-        case .undelivered(let peer, let count, let reason):
-            reportFailure(count: count, to: peer, reason: reason)
+        case .undelivered(let peer, let count, let tags, let reason):
+            reportFailure(count: count, tags: tags, to: peer, reason: DeliveryFailure.Reason(reason))
         }
     }
 
-    /// Reports `count` messenger messages for `peer` that will not be delivered, through the session's
-    /// ``GroupSession/deliveryFailures`` and the log.
-    func reportFailure(count: Int, to peer: X25519PublicKey?, reason: DeliveryFailureReason) {
+    /// Reports `count` messenger messages for `peer`, sent with receipt numbers `tags`, that will not be delivered:
+    /// settles their receipts for `peer` and tells ``GroupSession/deliveryFailures`` and the log.
+    func reportFailure(count: Int, tags: [UInt64], to peer: X25519PublicKey?, reason: DeliveryFailure.Reason) {
         guard count > 0, let context else { return }
-        metrics?.undelivered(count: count, reason: DeliveryFailure.Reason(reason))
-        guard let participant = peer.flatMap(directory.participant(for:)) else {
+        metrics?.undelivered(count: count, reason: reason)
+        guard let peer, let participant = directory.participant(for: peer) else {
             logger.warning(
                 "messages for a peer that never was a participant were not delivered", metadata: ["count": "\(count)"])
             return
         }
-        let failure = DeliveryFailure(participant: participant, count: count, reason: DeliveryFailure.Reason(reason))
-        context.deliveryFailures.yield(failure)
+        let receipts = context.deliveries.failed(tags, for: peer, reason: reason)
+        publish(
+            DeliveryFailure(participant: participant, count: count, receipts: receipts, reason: reason), in: context)
+    }
+
+    /// Tells `failure` on `context`'s ``GroupSession/deliveryFailures`` and in the log.
+    func publish(_ failure: DeliveryFailure, in context: SessionContext) {
+        context.deliveryFailures.append(failure)
         logger.notice("\(failure)")
     }
 }

@@ -194,6 +194,8 @@ actor SessionEngine {
         let generation = self.generation
         let loop = self.loop
         let storeWorker = makeStoreWorker(store: store, generation: generation)
+        // ``begin(_:)`` set the context before installing its machine.
+        let deliveries = context?.deliveries ?? DeliveryLedger()
         let output = try await driver.perform { endpoint, now in
             // Invitations expire at wall-clock times; the machine reads no clock, so it is told where the driver's
             // clock stands against the wall clock.
@@ -202,7 +204,7 @@ actor SessionEngine {
                 machine: SessionMachine(
                     local: endpoint.staticKey, store: store, defersStoreActions: true, timing: Self.timing,
                     wallClockAtZero: wallClockAtZero),
-                storeWorker: storeWorker, generation: generation)
+                storeWorker: storeWorker, generation: generation, deliveries: deliveries)
             session.machine.start(membership, endpoint: &endpoint, now: now)
             body(&session.machine, &endpoint, now)
             let output = session.drain()
@@ -284,18 +286,19 @@ actor SessionEngine {
         releaseUnclaimedWaiters()
     }
 
-    /// Reports every messenger message still unacknowledged on a connection as failed with
-    /// ``DeliveryFailure/Reason/sessionEnded``: the session is over for this node before they were confirmed.
+    /// Reports every messenger message this node sent that a recipient has not confirmed as failed with
+    /// ``DeliveryFailure/Reason/sessionEnded``: the session is over for this node before they were. The receipts'
+    /// ledger knows them all (those on a connection and those still queued in front of it), and closes.
     func reportUnconfirmed() async {
-        let pending =
-            (try? await driver.perform { endpoint, _ in
-                endpoint.connectionIDs.compactMap { id -> (X25519PublicKey, Int)? in
-                    guard let connection = endpoint.connection(id) else { return nil }
-                    let count = connection.unacknowledgedMessageCount(on: Self.messengerChannel)
-                    return count > 0 ? (connection.peer, count) : nil
-                }
-            }) ?? []
-        for (peer, count) in pending { reportFailure(count: count, to: peer, reason: .sessionEnded) }
+        guard let context else { return }
+        let unconfirmed = context.deliveries.closeAll()
+        for (participant, receipts) in unconfirmed.sorted(by: { $0.value[0] < $1.value[0] }) {
+            metrics?.undelivered(count: receipts.count, reason: .sessionEnded)
+            publish(
+                DeliveryFailure(
+                    participant: participant, count: receipts.count, receipts: receipts, reason: .sessionEnded),
+                in: context)
+        }
     }
 
     /// Announces the departure through the machine and waits until it reports the departure settled (its
@@ -347,8 +350,10 @@ actor SessionEngine {
     func teardown(closing: Bool) async {
         let context = self.context
         let store = context?.journal.store
-        // The machine goes away with the session: nobody may wait for a departure it would have reported.
+        // The machine goes away with the session: nobody may wait for a departure it would have reported, or for the
+        // outcome of a message (one still open failed with the session: ``reportUnconfirmed()`` told it when it ran).
         departureSettled()
+        _ = context?.deliveries.closeAll()
         // This session's subscriptions end; those of a session not begun yet wait for it.
         let ended = router.removeAll(of: context)
         releaseUnclaimedWaiters()

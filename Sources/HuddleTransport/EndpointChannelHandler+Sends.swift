@@ -54,7 +54,7 @@ extension EndpointChannelHandler {
             return .handed
         }
         do {
-            let sequence = try endpoint.send(send.message, on: send.channel, to: connection)
+            let sequence = try endpoint.send(send.message, on: send.channel, to: connection, tag: send.tag)
             if send.completion != nil { _ = send.resolve(.success(sequence)) }
             giveBack(send)
             return .handed
@@ -185,10 +185,12 @@ extension EndpointChannelHandler {
         }) {
             unsentReports[index].count += 1
             unsentReports[index].bytes += send.message.count
+            unsentReports[index].tags.append(send.tag)
         } else {
             unsentReports.append(
                 UnsentMessages(
-                    connection: addressed, peer: peer, channel: send.channel, count: 1, bytes: send.message.count))
+                    connection: addressed, peer: peer, channel: send.channel, count: 1, bytes: send.message.count,
+                    tags: [send.tag]))
         }
     }
 

@@ -14,6 +14,9 @@ struct PendingSend {
     let message: [UInt8]
     /// Its channel.
     let channel: ChannelID
+    /// The sender's tag (0: none), handed to the endpoint with the message (``Endpoint/send(_:on:to:tag:)``) and
+    /// named again in an unsent report.
+    var tag: UInt64 = 0
     /// Its connection, or the peer whose connection it goes to (resolved on the event loop when the queue is
     /// drained).
     let destination: OutboundDestination

@@ -435,23 +435,25 @@ public final class UDPEndpointDriver: Sendable {
 
     /// Queues a reliable message on `channel` for whatever connection to `peer` the endpoint has when the queue is
     /// drained on the event loop (so a peer that reconnected is reached on its new connection), and returns once the
-    /// queue accepted it. Otherwise as ``enqueue(_:on:to:)``; if the peer has no connection when the message is
+    /// queue accepted it. `tag` (0: none) comes back with the message's `delivered` event, or in the report that it
+    /// was not delivered (the close's undelivered list, or an unsent report). Otherwise as ``enqueue(_:on:to:)``; if the peer has no connection when the message is
     /// drained, it is reported as ``EndpointEvent/unsent(_:)``.
     public func enqueue(
-        _ message: [UInt8], on channel: ChannelID, toPeer peer: X25519PublicKey
+        _ message: [UInt8], on channel: ChannelID, toPeer peer: X25519PublicKey, tag: UInt64 = 0
     ) async throws(TransportError) {
-        try await enqueue(message, on: channel, destination: .peer(peer))
+        try await enqueue(message, on: channel, destination: .peer(peer), tag: tag)
     }
 
     private func enqueue(
-        _ message: [UInt8], on channel: ChannelID, destination: OutboundDestination
+        _ message: [UInt8], on channel: ChannelID, destination: OutboundDestination, tag: UInt64 = 0
     ) async throws(TransportError) {
         guard message.count <= WireLimits.maxMessageSize else {
             throw .messageTooLarge(size: message.count, limit: WireLimits.maxMessageSize)
         }
         if Task.isCancelled { throw .cancelled }
-        let send = PendingSend(
+        var send = PendingSend(
             message: message, channel: channel, destination: destination, ticket: nil, completion: nil)
+        send.tag = tag
         switch outbound.offer(send) {
         case .accepted(let scheduleDrain):
             if scheduleDrain { Self.scheduleDrain(handler) }
@@ -465,8 +467,9 @@ public final class UDPEndpointDriver: Sendable {
         let (handler, outbound) = (self.handler, self.outbound)
         let refusal: TransportError? = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let waiting = PendingSend(
+                var waiting = PendingSend(
                     message: message, channel: channel, destination: destination, ticket: ticket, completion: nil)
+                waiting.tag = tag
                 switch outbound.wait(.init(send: waiting, ticket: ticket, admission: continuation)) {
                 case .accepted(let scheduleDrain):
                     if scheduleDrain { Self.scheduleDrain(handler) }

@@ -48,17 +48,17 @@ struct BenchServeCommand: AsyncParsableCommand {
             let client = context.source
             switch BenchMessage(decoding: data) {
             case .echo:
-                try? await messenger.send(data, to: .only([client]))
+                _ = try? await messenger.send(data, to: .only([client]))
             case .rateMessage:
                 messages[client.id, default: 0] += 1
             case .rateEnd:
                 let received = messages.removeValue(forKey: client.id) ?? 0
-                try? await messenger.send(BenchMessage.rateResult(received: received).encoded, to: .only([client]))
+                _ = try? await messenger.send(BenchMessage.rateResult(received: received).encoded, to: .only([client]))
             case .bulkData:
                 bytes[client.id, default: 0] += UInt64(data.count)
             case .bulkEnd:
                 let received = bytes.removeValue(forKey: client.id) ?? 0
-                try? await messenger.send(BenchMessage.bulkResult(bytes: received).encoded, to: .only([client]))
+                _ = try? await messenger.send(BenchMessage.bulkResult(bytes: received).encoded, to: .only([client]))
             default:
                 continue
             }
@@ -74,7 +74,7 @@ struct BenchServeCommand: AsyncParsableCommand {
                     group.addTask {
                         for await progress in attachment.progress where progress.isFinal {
                             guard case .complete = progress.status, let author = attachment.author else { return }
-                            try? await messenger.send(
+                            _ = try? await messenger.send(
                                 BenchMessage.journalComplete(id: attachment.id).encoded, to: .only([author]))
                         }
                     }

@@ -80,12 +80,55 @@ struct CloseAcknowledgementTests {
         var undelivered: [[MessageSequence]] = []
         for event in EndpointPair.events(&a) {
             switch event {
-            case .delivered(_, _, let sequence): delivered.append(sequence)
+            case .delivered(_, _, let sequence, _): delivered.append(sequence)
             case .closed(_, _, _, let messages): undelivered.append(messages.map(\.sequence))
             default: break
             }
         }
         #expect(delivered.isEmpty, "message 1 was acknowledged, never delivered")
         #expect(undelivered == [[MessageSequence(0), MessageSequence(1)]])
+    }
+
+    @Test("Tags come back in order with completions, and with every undelivered message, acknowledged or not")
+    func tagsComeBack() throws {
+        var (a, b) = try ConnectionRestartTests.connected()
+        _ = EndpointPair.events(&a)
+        _ = EndpointPair.events(&b)
+        let toB = try #require(a.connectionID(for: b.staticKey))
+        var now = Instant.zero + .milliseconds(1)
+        // 10 and 11 arrive and complete; 12 is lost; 13 arrives behind the gap (acknowledged, not delivered); 14
+        // is never sent before the close.
+        for tag in [10, 11] as [UInt64] {
+            _ = try a.send([UInt8(tag)], on: ConnectionRestartTests.channel, to: toB, tag: tag)
+        }
+        for datagram in EndpointPair.drain(&a, now: now) {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: now)
+        }
+        for datagram in EndpointPair.drain(&b, now: now) {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+        }
+        let completed = EndpointPair.events(&a).compactMap { event -> UInt64? in
+            if case .delivered(_, _, _, let tag) = event { return tag }
+            return nil
+        }
+        #expect(completed == [10, 11])
+        now = now + .milliseconds(1)
+        _ = try a.send([12], on: ConnectionRestartTests.channel, to: toB, tag: 12)
+        _ = EndpointPair.drain(&a, now: now)  // lost
+        _ = try a.send([13], on: ConnectionRestartTests.channel, to: toB, tag: 13)
+        for datagram in EndpointPair.drain(&a, now: now) {
+            b.handle(datagram: datagram, from: EndpointPair.address(1), now: now)
+        }
+        let toA = try #require(b.connectionID(for: a.staticKey))
+        b.close(toA, code: .noError, reason: "restarted", now: now)
+        _ = try a.send([14], on: ConnectionRestartTests.channel, to: toB, tag: 14)
+        for datagram in EndpointPair.drain(&b, now: now) {
+            a.handle(datagram: datagram, from: EndpointPair.address(2), now: now)
+        }
+        let undelivered = EndpointPair.events(&a).compactMap { event -> [UInt64]? in
+            if case .closed(_, _, _, let messages) = event { return messages.map(\.tag) }
+            return nil
+        }
+        #expect(undelivered == [[12, 13, 14]])
     }
 }

@@ -67,17 +67,17 @@ struct SessionContextEventTests {
         #expect(seen == [.joined(Participant(ada)), .left(Participant(ada), reason: .unreachable)])
     }
 
-    @Test("Undelivered messages are counted on the messenger's channel only")
+    @Test("Undelivered messages are counted on the messenger's channel only, with their receipt numbers")
     func undeliveredCountsMessengerMessages() {
         let context = MessageRouterTests.context()
         let peer = Self.member("ada").staticKey
         let messages = [
-            UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(1)),
-            UndeliveredMessage(channel: ChannelID(3), sequence: MessageSequence(1)),
-            UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(2)),
+            UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(1), tag: 11),
+            UndeliveredMessage(channel: ChannelID(3), sequence: MessageSequence(1), tag: 99),
+            UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(2), tag: 12),
         ]
         guard
-            case .undelivered(peer, 2, .unreachable) = Self.apply(
+            case .undelivered(peer, 2, [11, 12], .unreachable) = Self.apply(
                 .undelivered(to: peer, connection: ConnectionID(7), messages, reason: .unreachable), to: context)
         else {
             Issue.record("two messenger messages were not reported")
@@ -91,8 +91,8 @@ struct SessionContextEventTests {
             return
         }
         guard
-            case .undelivered(nil, 4, .left) = Self.apply(
-                .unsent(to: nil, channel: Self.channel, count: 4, reason: .left), to: context)
+            case .undelivered(nil, 4, [1, 2, 3, 4], .left) = Self.apply(
+                .unsent(to: nil, channel: Self.channel, count: 4, tags: [1, 2, 3, 4], reason: .left), to: context)
         else {
             Issue.record("unsent messenger messages were not reported")
             return

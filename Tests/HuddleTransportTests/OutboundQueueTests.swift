@@ -206,7 +206,8 @@ struct OutboundQueueTests {
             #expect(
                 unsent
                     == UnsentMessages(
-                        connection: connection, peer: silent, channel: ChannelID(4), count: 3, bytes: 3 * size))
+                        connection: connection, peer: silent, channel: ChannelID(4), count: 3, bytes: 3 * size,
+                        tags: [0, 0, 0]))
             #expect(undelivered?.count == 512)
             statistics = try await pair.a.statistics()
             #expect(statistics.messagesUnsent == 3)
@@ -219,17 +220,18 @@ struct OutboundQueueTests {
         }
     }
 
-    @Test("Messages for a peer without a connection are reported as unsent; after close() sends fail")
+    @Test("Messages for a peer without a connection are reported as unsent, with their tags; after close() sends fail")
     func peerWithoutConnectionAndClosedDriver() async throws {
         try await withDriverPair { pair in
             var readerA = EventReader(pair.a)
-            try await pair.a.enqueue([1, 2, 3], on: ChannelID(6), toPeer: pair.b.staticKey)
+            try await pair.a.enqueue([1, 2, 3], on: ChannelID(6), toPeer: pair.b.staticKey, tag: 42)
             let event = try await readerA.next()
             #expect(
                 event
                     == .unsent(
                         UnsentMessages(
-                            connection: nil, peer: pair.b.staticKey, channel: ChannelID(6), count: 1, bytes: 3)))
+                            connection: nil, peer: pair.b.staticKey, channel: ChannelID(6), count: 1, bytes: 3,
+                            tags: [42])))
             await pair.a.close()
             await #expect(throws: TransportError.driverClosed) {
                 try await pair.a.enqueue([4], on: ChannelID(6), toPeer: pair.b.staticKey)

@@ -1,3 +1,4 @@
+import DequeModule
 import HuddleWire
 
 /// The sending side of one ordered, reliable channel of one connection: numbers messages, cuts them into fragments,
@@ -11,7 +12,7 @@ import HuddleWire
 ///   data, as a new fragment for a new packet (never an old packet resent); bytes acknowledged meanwhile are not
 ///   offered again. A message's bytes are freed once every byte of it has been acknowledged; its sequence is reported
 ///   by ``pollCompleted()`` once it and every earlier message are (the peer has then delivered it: it delivers in
-///   sequence order).
+///   sequence order), with the tag it was enqueued with.
 /// - Memory is bounded: at most ``ProtocolLimits/maxQueuedBytesPerChannel`` unacknowledged message bytes, and at most
 ///   ``ProtocolLimits/maxQueuedMessagesPerChannel`` sequences from the oldest unacknowledged to the newest, so the
 ///   peer's gap check (``ProtocolLimits/maxMessageSequenceGap``) can never trip.
@@ -44,6 +45,9 @@ public struct SendChannel: Sendable {
     /// The first sequence not yet reported by ``pollCompleted()``: every earlier one is acknowledged, and so are
     /// those up to ``oldestUnacknowledged``.
     private var completedUpTo: UInt64 = 0
+    /// The tags of the messages from `completedUpTo` to `nextSequence`, in sequence order: kept past a message's
+    /// acknowledgement (which frees its bytes) until its completion is reported, so a report names the tag.
+    private var tags = Deque<UInt64>()
 
     /// An empty channel; the first message will be sequence 0.
     public init(channel: ChannelID) {
@@ -80,6 +84,15 @@ public struct SendChannel: Sendable {
         (oldestUnacknowledged..<nextSequence.rawValue).map { MessageSequence($0) }
     }
 
+    /// ``undeliveredSequences`` with the tag each message was enqueued with.
+    public var undeliveredMessages: [(sequence: MessageSequence, tag: UInt64)] {
+        let first = oldestUnacknowledged
+        let offset = Int(first - completedUpTo)
+        return (first..<nextSequence.rawValue).enumerated().map { index, sequence in
+            (MessageSequence(sequence), tags[offset + index])
+        }
+    }
+
     /// How many messages ``undeliveredSequences`` lists, without building the list.
     public var undeliveredCount: Int { Int(nextSequence.rawValue - oldestUnacknowledged) }
 
@@ -96,14 +109,16 @@ public struct SendChannel: Sendable {
 
     // MARK: - Enqueueing
 
-    /// Queues `message` and returns its sequence number (0, 1, 2, ... per channel).
+    /// Queues `message` and returns its sequence number (0, 1, 2, ... per channel). `tag`, a number of the caller's
+    /// choosing (0 when it has none), comes back with the message's completion (``pollCompleted()``) or in
+    /// ``undeliveredMessages``: it lets the application name the messages a report covers.
     ///
     /// Throws, changing nothing, ``ProtocolError/messageTooLarge(size:limit:)`` if it exceeds
     /// `WireLimits.maxMessageSize` (256 KiB; exactly 256 KiB is accepted), or ``ProtocolError/queueFull(limit:)`` if
     /// it would take the unacknowledged bytes past ``ProtocolLimits/maxQueuedBytesPerChannel`` or the outstanding
     /// sequences past ``ProtocolLimits/maxQueuedMessagesPerChannel``. After `queueFull`, wait for acknowledgments
     /// (``pollCompleted()``) and try again.
-    public mutating func enqueue(_ message: [UInt8]) throws(ProtocolError) -> MessageSequence {
+    public mutating func enqueue(_ message: [UInt8], tag: UInt64 = 0) throws(ProtocolError) -> MessageSequence {
         guard message.count <= WireLimits.maxMessageSize else {
             throw .messageTooLarge(size: message.count, limit: WireLimits.maxMessageSize)
         }
@@ -123,6 +138,7 @@ public struct SendChannel: Sendable {
         }
         let sequence = nextSequence
         messages.append(OutgoingMessage(bytes: message))
+        tags.append(tag)
         nextSequence = following
         queuedBytes += message.count
         queuedMessages += 1
@@ -235,10 +251,10 @@ public struct SendChannel: Sendable {
     /// together with every earlier message, so the peer's protocol core has handed it over (it delivers in sequence
     /// order once a message and all earlier ones are complete). A message acknowledged behind a gap is not reported
     /// until the gap is acknowledged.
-    public mutating func pollCompleted() -> MessageSequence? {
+    public mutating func pollCompleted() -> (sequence: MessageSequence, tag: UInt64)? {
         guard completedUpTo < oldestUnacknowledged else { return nil }
         defer { completedUpTo += 1 }
-        return MessageSequence(completedUpTo)
+        return (MessageSequence(completedUpTo), tags.removeFirst())
     }
 
     // MARK: - Internals

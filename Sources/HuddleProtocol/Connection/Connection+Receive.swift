@@ -158,8 +158,8 @@ extension Connection {
         }
         for position in stride(from: lowestTouched, through: highestTouched, by: 1) {
             let channel = sendChannels.ids[position]
-            while let sequence = sendChannels.channels[position].pollCompleted() {
-                events.append(.delivered(channel: channel, sequence: sequence))
+            while let (sequence, tag) = sendChannels.channels[position].pollCompleted() {
+                events.append(.delivered(channel: channel, sequence: sequence, tag: tag))
             }
         }
         if !result.lost.isEmpty { retransmit(result.lost, now: now) }

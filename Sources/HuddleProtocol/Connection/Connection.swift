@@ -181,17 +181,21 @@ public struct Connection {
 
     // MARK: - Application API
 
-    /// Queues a reliable message on `channel`. Throws ``ProtocolError/messageTooLarge(size:limit:)`` above 256 KiB,
-    /// ``ProtocolError/queueFull(limit:)`` while the channel's queue is full (wait for ``ConnectionEvent/delivered``
-    /// events), ``ProtocolError/connectionClosed`` after close.
-    public mutating func send(_ message: [UInt8], on channel: ChannelID) throws(ProtocolError) -> MessageSequence {
+    /// Queues a reliable message on `channel`. `tag` (0: none) comes back in the message's
+    /// ``ConnectionEvent/delivered(channel:sequence:tag:)`` event, or in the close's undelivered list. Throws
+    /// ``ProtocolError/messageTooLarge(size:limit:)`` above 256 KiB, ``ProtocolError/queueFull(limit:)`` while the
+    /// channel's queue is full (wait for ``ConnectionEvent/delivered(channel:sequence:tag:)`` events),
+    /// ``ProtocolError/connectionClosed`` after close.
+    public mutating func send(
+        _ message: [UInt8], on channel: ChannelID, tag: UInt64 = 0
+    ) throws(ProtocolError) -> MessageSequence {
         guard isOpen else { throw .connectionClosed }
         if let position = sendChannels.position(of: channel) {
-            return try sendChannels.channels[position].enqueue(message)
+            return try sendChannels.channels[position].enqueue(message, tag: tag)
         }
         // A new channel is only added once it holds a message.
         var sender = SendChannel(channel: channel)
-        let sequence = try sender.enqueue(message)
+        let sequence = try sender.enqueue(message, tag: tag)
         _ = sendChannels.insert(sender, for: channel)
         return sequence
     }
@@ -330,7 +334,9 @@ public struct Connection {
         if case .draining = state { return }
         var undelivered: [UndeliveredMessage] = []
         for (channel, sender) in zip(sendChannels.ids, sendChannels.channels) {
-            undelivered += sender.undeliveredSequences.map { UndeliveredMessage(channel: channel, sequence: $0) }
+            undelivered += sender.undeliveredMessages.map {
+                UndeliveredMessage(channel: channel, sequence: $0.sequence, tag: $0.tag)
+            }
         }
         sendChannels.removeAll()
         datagrams.removeAll()

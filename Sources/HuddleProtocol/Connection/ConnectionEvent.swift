@@ -8,8 +8,8 @@ public enum ConnectionEvent: Sendable, Equatable {
     case message(channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram.
     case datagram(channel: ChannelID, bytes: [UInt8])
-    /// The peer now holds every byte of this message (it delivers it once earlier ones are complete).
-    case delivered(channel: ChannelID, sequence: MessageSequence)
+    /// The peer has delivered this message and every earlier one on its channel; `tag` is the one it was sent with.
+    case delivered(channel: ChannelID, sequence: MessageSequence, tag: UInt64)
     /// The connection closed. `reason` is `nil` for a local, orderly close. `undelivered` lists every accepted
     /// message the peer did not acknowledge: none is ever lost silently.
     case closed(reason: ProtocolError?, undelivered: [UndeliveredMessage])
@@ -26,10 +26,13 @@ public struct UndeliveredMessage: Sendable, Hashable {
     public var channel: ChannelID
     /// Its sequence number on that channel.
     public var sequence: MessageSequence
+    /// The tag it was sent with (``Connection/send(_:on:tag:)``; 0 when it has none).
+    public var tag: UInt64
 
     /// A record of an undelivered message.
-    public init(channel: ChannelID, sequence: MessageSequence) {
+    public init(channel: ChannelID, sequence: MessageSequence, tag: UInt64 = 0) {
         self.channel = channel
         self.sequence = sequence
+        self.tag = tag
     }
 }

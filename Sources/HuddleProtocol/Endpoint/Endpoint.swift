@@ -198,9 +198,9 @@ public struct Endpoint {
     /// Every live connection.
     public var connectionIDs: [ConnectionID] { connectionOrder }
 
-    /// Queues a reliable message; see ``Connection/send(_:on:)``.
+    /// Queues a reliable message; see ``Connection/send(_:on:tag:)``.
     public mutating func send(
-        _ message: [UInt8], on channel: ChannelID, to id: ConnectionID
+        _ message: [UInt8], on channel: ChannelID, to id: ConnectionID, tag: UInt64 = 0
     ) throws(ProtocolError)
         -> MessageSequence
     {
@@ -208,7 +208,7 @@ public struct Endpoint {
         // (retaining each of its buffers) for every message.
         guard let slot = connections.slot(of: id) else { throw .connectionClosed }
         return try connections.withConnection(in: slot) { connection throws(ProtocolError) in
-            try connection.send(message, on: channel)
+            try connection.send(message, on: channel, tag: tag)
         }
     }
 
@@ -328,7 +328,8 @@ public struct Endpoint {
             case .established: return .connected(id, peer: peer)
             case .message(let channel, let bytes): return .message(id, channel: channel, bytes: bytes)
             case .datagram(let channel, let bytes): return .datagram(id, channel: channel, bytes: bytes)
-            case .delivered(let channel, let sequence): return .delivered(id, channel: channel, sequence: sequence)
+            case .delivered(let channel, let sequence, let tag):
+                return .delivered(id, channel: channel, sequence: sequence, tag: tag)
             case .closed(let reason, let undelivered):
                 return .closed(id, peer: peer, reason: reason, undelivered: undelivered)
             case .routeChanged(let route):

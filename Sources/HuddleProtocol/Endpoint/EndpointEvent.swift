@@ -9,8 +9,8 @@ public enum EndpointEvent: Sendable, Equatable {
     case message(ConnectionID, channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram.
     case datagram(ConnectionID, channel: ChannelID, bytes: [UInt8])
-    /// The peer holds every byte of this message.
-    case delivered(ConnectionID, channel: ChannelID, sequence: MessageSequence)
+    /// The peer has delivered this message and every earlier one on its channel; `tag` is the one it was sent with.
+    case delivered(ConnectionID, channel: ChannelID, sequence: MessageSequence, tag: UInt64)
     /// A connection ended; `undelivered` lists every accepted message whose delivery was not confirmed.
     case closed(ConnectionID, peer: X25519PublicKey, reason: ProtocolError?, undelivered: [UndeliveredMessage])
     /// Packets to the peer of a connection now take `route`: the peer migrated (a NAT rebinding), hole punching

@@ -19,9 +19,15 @@ public struct UnsentMessages: Sendable, Hashable {
     public var count: Int
     /// Their bytes in all.
     public var bytes: Int
+    /// Their tags (0 for a message sent without one), in the order they were queued.
+    public var tags: [UInt64]
 
     /// A report of `count` unsent messages of `bytes` bytes on `channel`.
-    public init(connection: ConnectionID?, peer: X25519PublicKey?, channel: ChannelID, count: Int, bytes: Int) {
+    public init(
+        connection: ConnectionID?, peer: X25519PublicKey?, channel: ChannelID, count: Int, bytes: Int,
+        tags: [UInt64] = []
+    ) {
+        self.tags = tags
         self.connection = connection
         self.peer = peer
         self.channel = channel

@@ -90,9 +90,9 @@ public struct SessionCore: Sendable {
             }
         case .routeChanged:
             break
-        case .delivered(let id, let channel, let sequence):
+        case .delivered(let id, let channel, let sequence, let tag):
             if let peer = peers[id] {
-                events.append(.delivered(to: peer, channel: channel, sequence: sequence))
+                events.append(.delivered(to: peer, channel: channel, sequence: sequence, tag: tag))
             }
         case .closed(let id, let peer, let error, let undelivered):
             // Judged before the membership learns of the closure: a peer that announced its departure is no longer
@@ -122,7 +122,8 @@ public struct SessionCore: Sendable {
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }
             let reason = peer.map { failureReason(for: $0, error: nil, closing: nil, endpoint: endpoint) } ?? .left
-            events.append(.unsent(to: peer, channel: report.channel, count: report.count, reason: reason))
+            events.append(
+                .unsent(to: peer, channel: report.channel, count: report.count, tags: report.tags, reason: reason))
         }
         flush(&endpoint, now: now)
         if !early.isEmpty { releaseEarly() }

@@ -21,15 +21,17 @@ public enum SessionEvent: Sendable {
     case message(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram from a member.
     case datagram(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
-    /// A member acknowledged a reliable message this node sent.
-    case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence)
+    /// A member delivered a reliable message this node sent (and every earlier one on its connection and channel);
+    /// `tag` is the one it was sent with.
+    case delivered(to: X25519PublicKey, channel: ChannelID, sequence: MessageSequence, tag: UInt64)
     /// The connection to a peer closed with these messages unacknowledged (never silently lost), for `reason`.
     /// `connection` is the one they were sent on (their sequence numbers belong to it).
     case undelivered(
         to: X25519PublicKey, connection: ConnectionID, [UndeliveredMessage], reason: DeliveryFailureReason)
     /// Messages queued in front of the endpoint for a peer were dropped before reaching it (its connection closed
-    /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer.
-    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, reason: DeliveryFailureReason)
+    /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer; `tags`
+    /// are the tags they were sent with.
+    case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, tags: [UInt64], reason: DeliveryFailureReason)
     /// No member welcomed this joiner within `after` (``SessionTiming/joinTimeout``): joining failed. The owner
     /// closes its connections; the membership is still joining and takes no further part.
     case joinTimedOut(after: Duration)

@@ -82,7 +82,7 @@ extension SendChannel {
     /// Polls until no completion is left.
     mutating func drainCompleted() -> [UInt64] {
         var sequences: [UInt64] = []
-        while let sequence = pollCompleted() { sequences.append(sequence.rawValue) }
+        while let (sequence, _) = pollCompleted() { sequences.append(sequence.rawValue) }
         return sequences
     }
 }

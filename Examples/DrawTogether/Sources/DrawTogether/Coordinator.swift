@@ -47,7 +47,7 @@ final class Coordinator: Sendable {
                     // In parts, so no message comes near the 256 KiB message limit.
                     for start in stride(from: 0, to: strokes.count, by: 50) {
                         let part = Array(strokes[start..<min(start + 50, strokes.count)])
-                        try? await messenger.send(CanvasMessage(strokes: part), to: .only([newcomer]))
+                        _ = try? await messenger.send(CanvasMessage(strokes: part), to: .only([newcomer]))
                     }
                 }
             }
@@ -81,10 +81,10 @@ final class Coordinator: Sendable {
             guard let id = command.id, let point = command.point else { return }
             let upsert = UpsertStroke(id: id, color: session.localParticipant.color, point: point)
             await canvas.apply(upsert)
-            try? await messenger.send(upsert)
+            _ = try? await messenger.send(upsert)
         case "cursor":
             guard let point = command.point else { return }
-            try? await pointers.send(CursorMoved(point: point))
+            _ = try? await pointers.send(CursorMoved(point: point))
         case "image":
             guard let point = command.point, let mimeType = command.mimeType,
                 let data = command.data.flatMap({ Data(base64Encoded: $0) })
