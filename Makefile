@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: demo test install uninstall deps large-sessions mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: api-baseline demo test install uninstall deps large-sessions mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -43,6 +43,14 @@ lint: deps
 	@echo "format: ok"
 	$(SWIFT) build --build-tests
 	@echo "warnings: none (every warning in our targets is an error here)"
+	@scripts/check-api.sh
+	@scripts/check-tutorial.sh
+
+## Rewrites docs/api/Huddle.txt, the listing of the Huddle module's public API that `make lint` compares against:
+## run it when a public change is intended, and note the change in CHANGELOG.md.
+api-baseline: deps
+	$(SWIFT) build --build-tests
+	scripts/check-api.sh --update
 
 ## Rewrites sources in the project's format.
 format:

@@ -30,13 +30,9 @@ public final class Messenger: Sendable {
         case unreliable
     }
 
-    /// Who receives a message.
-    public enum Recipients: Sendable, Hashable {
-        /// Every other active participant.
-        case all
-        /// Only these participants.
-        case only(Set<Participant>)
-    }
+    /// Who receives a message: the earlier name of ``Participants``.
+    @available(*, deprecated, renamed: "Participants")
+    public typealias Recipients = Participants
 
     /// Where a message came from.
     public struct Context: Sendable {
@@ -76,7 +72,7 @@ public final class Messenger: Sendable {
     ///   ``HuddleError/notAParticipant(_:)``, ``HuddleError/coding(_:)``.
     @discardableResult
     public func send<Message: Encodable & Sendable>(
-        _ message: Message, to recipients: Recipients = .all
+        _ message: Message, to recipients: Participants = .all
     ) async throws -> MessageReceipt {
         let payload: Data
         do {
@@ -91,7 +87,7 @@ public final class Messenger: Sendable {
 
     /// Sends raw bytes; otherwise as ``send(_:to:)-(Message,_)``.
     @discardableResult
-    public func send(_ data: Data, to recipients: Recipients = .all) async throws -> MessageReceipt {
+    public func send(_ data: Data, to recipients: Participants = .all) async throws -> MessageReceipt {
         try await send(envelope: MessageEnvelope(kind: .raw, typeName: "", payload: Array(data)), to: recipients)
     }
 
@@ -108,7 +104,7 @@ public final class Messenger: Sendable {
         return await context.deliveries.outcome(of: receipt.id)
     }
 
-    private func send(envelope: MessageEnvelope, to recipients: Recipients) async throws -> MessageReceipt {
+    private func send(envelope: MessageEnvelope, to recipients: Participants) async throws -> MessageReceipt {
         let bytes = envelope.encoded()
         switch deliveryMode {
         case .reliable where bytes.count > Self.maxMessageSize:
@@ -134,7 +130,7 @@ public final class Messenger: Sendable {
     /// The recipients, this node left out.
     ///
     /// - Throws: ``HuddleError/notAParticipant(_:)`` for a recipient that is not an active participant.
-    private func recipientGroup(_ recipients: Recipients) throws(HuddleError) -> RecipientGroup {
+    private func recipientGroup(_ recipients: Participants) throws(HuddleError) -> RecipientGroup {
         switch recipients {
         case .all:
             return context.everyoneElse
@@ -179,32 +175,36 @@ public final class Messenger: Sendable {
         }
     }
 
-    /// Hands `bytes` to the endpoint for each of `keys` with a connection, in one event-loop call.
+    /// Hands `bytes` to the endpoint for each of `keys` with a connection, in one event-loop step, without waiting
+    /// for the loop to run it while fewer than ``DatagramSendGate/limit`` such steps wait (the loop runs them in
+    /// order); beyond that it waits for the step, as a reliable send waits for room. A recipient without a connection
+    /// is skipped: unreliable messages are best effort.
     private func sendUnreliably(_ bytes: [UInt8], to keys: [X25519PublicKey]) async throws(HuddleError) {
-        do {
-            let sent = try await engine.driver.perform { endpoint, _ in
-                var sent = 0
-                for key in keys {
-                    guard let connection = endpoint.connectionID(for: key) else { continue }
-                    do throws(ProtocolError) {
-                        try endpoint.sendDatagram(bytes, on: SessionEngine.messengerChannel, to: connection)
-                        sent += 1
-                    } catch .connectionClosed {
-                        // The participant left while we were sending; its departure is reported on its own.
-                        continue
-                    }
+        let metrics = engine.metrics
+        let handOver: @Sendable (inout Endpoint, Instant) -> Void = { endpoint, _ in
+            var sent = 0
+            for key in keys {
+                guard let connection = endpoint.connectionID(for: key) else { continue }
+                // The size was checked against the smallest datagram any path carries; a connection that closed
+                // meanwhile belongs to a participant whose departure is reported on its own.
+                if (try? endpoint.sendDatagram(bytes, on: SessionEngine.messengerChannel, to: connection)) != nil {
+                    sent += 1
                 }
-                return sent
             }
-            engine.metrics?.sent(count: sent, bytes: bytes.count, reliable: false)
-        } catch let error as TransportError {
-            throw .transport(error)
-        } catch let error as ProtocolError {
-            if case .messageTooLarge(let size, let limit) = error { throw .datagramTooLarge(size: size, limit: limit) }
-            throw .transport(.protocolError(error))
-        } catch {
-            // Unreachable: the driver throws TransportError, the body ProtocolError.
-            throw .transport(.driverClosed)
+            metrics?.sent(count: sent, bytes: bytes.count, reliable: false)
+        }
+        let gate = engine.datagramGate
+        guard gate.admit() else {
+            do {
+                try await engine.driver.perform(handOver)
+            } catch {
+                throw .transport(error as? TransportError ?? .driverClosed)
+            }
+            return
+        }
+        engine.driver.execute { endpoint, now in
+            handOver(&endpoint, now)
+            gate.release()
         }
     }
 

@@ -66,6 +66,8 @@ actor SessionEngine {
     let logger: Logger
     /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
     nonisolated let metrics: NodeMetrics?
+    /// Unreliable sends handed to the loop and not run yet (``Messenger`` sends them without waiting while few do).
+    nonisolated let datagramGate = DatagramSendGate()
     /// Where sessions keep attachment chunks: one directory per session, deleted when the node leaves it.
     let dataRoot: URL
     /// The current session's machine; touched only on the event loop.

@@ -144,4 +144,47 @@ struct MessengerTests {
         }
         _ = guestSession
     }
+
+    @Test(
+        "A burst of unreliable sends to .only(participant) returns without waiting; every hand-over runs; receipts say unconfirmed"
+    )
+    func unreliableBurst() async throws {
+        let (host, guest, session, guestSession) = try await Self.pair(51)
+        defer {
+            Task {
+                await host.shutdown(); await guest.shutdown()
+            }
+        }
+        let unreliable = Messenger(session: session, deliveryMode: .unreliable)
+        let received = Task { () -> Int in
+            var count = 0
+            for await _ in Messenger(session: guestSession, deliveryMode: .unreliable).messages(of: Cursor.self) {
+                count += 1
+                if count == 10 { break }
+            }
+            return count
+        }
+        // More sends than the gate admits at once: past its limit a send waits for the loop instead of failing.
+        var receipts: [MessageReceipt] = []
+        for index in 0..<(4 * DatagramSendGate.limit) {
+            receipts.append(
+                try await unreliable.send(Cursor(x: Double(index), y: 0), to: .only(guestSession.localParticipant)))
+        }
+        #expect(receipts.map(\.id) == Array(1...UInt64(receipts.count)))
+        #expect(
+            receipts.allSatisfy { $0.recipients == [guestSession.localParticipant] && $0.deliveryMode == .unreliable })
+        #expect(try await unreliable.outcome(of: receipts[0]) == .unconfirmed)
+        #expect(await eventually("every admitted hand-over ran") { host.engine.datagramGate.count == 0 })
+        #expect(try await withTimeout(10, "unreliable cursors") { await received.value } == 10)
+    }
+
+    @Test("The datagram gate admits its limit, then refuses until a place is given back")
+    func datagramGateLimit() {
+        let gate = DatagramSendGate()
+        for _ in 0..<DatagramSendGate.limit { #expect(gate.admit()) }
+        #expect(!gate.admit())
+        gate.release()
+        #expect(gate.admit())
+        #expect(gate.count == DatagramSendGate.limit)
+    }
 }
