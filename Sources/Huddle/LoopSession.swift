@@ -57,8 +57,9 @@ struct LoopSession {
         var output = Output()
         while let event = machine.pollEvent() {
             switch event {
-            case .delivered(let peer, let channel, _, let tag):
-                if channel == SessionEngine.messengerChannel, tag != 0 { confirmations.append((peer, tag)) }
+            case .delivered(let peer, let channel, _, let receipt):
+                // A message's tag is its receipt number; 0 is a message sent without one.
+                if channel == SessionEngine.messengerChannel, receipt > 0 { confirmations.append((peer, receipt)) }
             case .subscriberWaitOver: output.subscriberWaitOver = true
             case .departed: output.departed = true
             default: output.sessionEvents.append(event)
