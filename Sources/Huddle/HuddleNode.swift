@@ -26,10 +26,16 @@ public final class HuddleNode: Sendable {
         public var identity: Identity
         /// The display name other participants see (at most 64 UTF-8 bytes).
         public var name: String
-        /// The address to bind (`127.0.0.1`, `0.0.0.0`, `::1`, ...).
-        public var host: String
-        /// The UDP port; 0 picks a free one.
-        public var port: Int
+        /// The address to bind (`127.0.0.1`, `0.0.0.0`, `::1`, ...): ``transport``'s `host`, the one place it is kept.
+        public var host: String {
+            get { transport.host }
+            set { transport.host = newValue }
+        }
+        /// The UDP port; 0 picks a free one: ``transport``'s `port`, the one place it is kept.
+        public var port: Int {
+            get { transport.port }
+            set { transport.port = newValue }
+        }
         /// The addresses other members reach this node at, best first (tickets name each member at its first
         /// address; member records carry them all), at most ``HuddleNode/maxAdvertisedAddresses`` (8; more are
         /// ignored). A port of 0 stands for the bound port. Empty (the default): the bound address, or, when bound to
@@ -77,8 +83,6 @@ public final class HuddleNode: Sendable {
         ) {
             self.identity = identity
             self.name = name
-            self.host = host
-            self.port = port
             self.logger = logger
             self.transport = TransportConfiguration(host: host, port: port)
         }
@@ -147,9 +151,7 @@ public final class HuddleNode: Sendable {
     ///
     /// - Throws: ``HuddleError/transport(_:)`` when the address cannot be bound.
     public static func start(_ configuration: Configuration) async throws -> HuddleNode {
-        var transport = configuration.transport
-        transport.host = configuration.host
-        transport.port = configuration.port
+        let transport = configuration.transport
         var endpointConfiguration = EndpointConfiguration(
             identity: configuration.identity, prologue: HuddleNode.prologue,
             wallClockAtOrigin: TAI64N(seconds: 0, nanoseconds: 0))

@@ -1,0 +1,29 @@
+import HuddleCrypto
+import Testing
+
+@testable import Huddle
+
+/// ``HuddleNode/Configuration`` keeps each setting in one place (issue 35: `host`/`port` and `transport.host/port`
+/// were two copies, and `start` overwrote one with the other).
+@Suite("Node configuration", .serialized)
+struct ConfigurationTests {
+    @Test("host/port and transport.host/port are one setting; start binds what either names")
+    func oneAddress() async throws {
+        var random = ChaChaRandomGenerator(seed: 3701)
+        var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "one")
+        configuration.port = 4_321
+        #expect(configuration.transport.port == 4_321)
+        configuration.transport.host = "127.0.0.2"
+        #expect(configuration.host == "127.0.0.2")
+
+        // A port found free, then set only through the transport settings: the node binds it.
+        let probe = try await HuddleNode.start(.init(identity: Identity(using: &random), name: "probe"))
+        let port = probe.localAddress.port
+        await probe.shutdown()
+        configuration.transport.host = "127.0.0.1"
+        configuration.transport.port = Int(port)
+        let node = try await HuddleNode.start(configuration)
+        #expect(node.localAddress.port == port)
+        await node.shutdown()
+    }
+}
