@@ -3,7 +3,7 @@ import HuddleProtocol
 import HuddleSession
 import NIOConcurrencyHelpers
 
-/// What an ``Attachment`` value refers to: its stored bytes and its progress. Shared by every copy of the value,
+/// What an ``Journal/Attachment`` value refers to: its stored bytes and its progress. Shared by every copy of the value,
 /// and holding nothing that refers back to the journal, so attachments kept by the application keep no session
 /// state alive.
 final class AttachmentHandle: Sendable {

@@ -6,7 +6,7 @@ public struct AttachmentProgress: Sendable, CustomStringConvertible {
         case fetching
         /// The download verified nothing for two minutes while others waited; it resumes when its turn comes.
         case paused
-        /// Every byte is verified and stored: ``Attachment/load()`` and ``Attachment/save(to:)`` return at once.
+        /// Every byte is verified and stored: ``Journal/Attachment/load()`` and ``Journal/Attachment/save(to:)`` return at once.
         case complete
         /// Storing failed (the reason says why, e.g. the disk is full); verified bytes are kept.
         case failed(HuddleError)

@@ -47,7 +47,7 @@ public final class Journal: Sendable {
     public var currentAttachments: [Attachment] { context.journal.list.value }
 
     /// Adds `data` with Codable `metadata` (stored as JSON). Returns once the bytes are stored and announced, before
-    /// the other members have them; follow their arrival with ``Attachment/progress`` on their side.
+    /// the other members have them; follow their arrival with ``Journal/Attachment/progress`` on their side.
     ///
     /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
     ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,
@@ -133,7 +133,7 @@ public final class Journal: Sendable {
         guard let store = context.journal.store else { throw HuddleError.notJoined }
         var random = SystemRandomGenerator()
         let id = AttachmentID(bytes: random.bytes(count: AttachmentID.length))!
-        let imported = try await Attachment.runBlocking { try importing(store, id) }
+        let imported = try await Journal.Attachment.runBlocking { try importing(store, id) }
         do {
             let manifest: AttachmentManifest
             do throws(JournalError) {
@@ -155,7 +155,7 @@ public final class Journal: Sendable {
             }
             if let refusal { throw HuddleError(refusal) }
         } catch {
-            _ = try? await Attachment.runBlocking { store.delete(id) }
+            _ = try? await Journal.Attachment.runBlocking { store.delete(id) }
             throw error
         }
         guard let attachment = context.journal.attachment(id) else { throw HuddleError.attachmentRemoved }

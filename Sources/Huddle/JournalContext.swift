@@ -2,20 +2,20 @@ import HuddleProtocol
 import HuddleSession
 import NIOConcurrencyHelpers
 
-/// The observable journal of one session, shared by its ``Journal`` handles, the ``Attachment`` values and the
+/// The observable journal of one session, shared by its ``Journal`` handles, the ``Journal/Attachment`` values and the
 /// node's ``SessionEngine``, which applies the journal core's events to it.
 final class JournalContext: Sendable {
     private struct State {
         var handles: [AttachmentID: AttachmentHandle] = [:]
         var order: [AttachmentID] = []
-        var attachments: [AttachmentID: Attachment] = [:]
+        var attachments: [AttachmentID: Journal.Attachment] = [:]
         /// Every participant this node has seen in the session, by identity fingerprint, to name authors who left.
         var seen: [String: Participant] = [:]
         var store: FileChunkStore?
     }
 
     /// The current attachments, in the order they were added or announced.
-    let list = Broadcast<[Attachment]>([])
+    let list = Broadcast<[Journal.Attachment]>([])
     private let state = NIOLockedValueBox(State())
 
     /// The session's chunk store, once the session is installed.
@@ -25,7 +25,7 @@ final class JournalContext: Sendable {
     }
 
     /// The attachment with `id`, if the journal has it.
-    func attachment(_ id: AttachmentID) -> Attachment? { state.withLockedValue { $0.attachments[id] } }
+    func attachment(_ id: AttachmentID) -> Journal.Attachment? { state.withLockedValue { $0.attachments[id] } }
 
     /// Remembers a participant, so attachments it authored name it even after it left.
     func saw(_ participant: Participant) {
@@ -36,10 +36,10 @@ final class JournalContext: Sendable {
     func apply(_ event: JournalEvent) {
         switch event {
         case .added(let manifest):
-            let list = state.withLockedValue { state -> [Attachment]? in
+            let list = state.withLockedValue { state -> [Journal.Attachment]? in
                 guard state.handles[manifest.id] == nil, let store = state.store else { return nil }
                 let handle = AttachmentHandle(id: manifest.id, size: manifest.size, store: store)
-                let attachment = Attachment(
+                let attachment = Journal.Attachment(
                     manifest: manifest, author: state.seen[manifest.author.fingerprint], handle: handle)
                 state.handles[manifest.id] = handle
                 state.attachments[manifest.id] = attachment
@@ -63,7 +63,7 @@ final class JournalContext: Sendable {
             handle.update(
                 AttachmentProgress(verifiedBytes: verified, size: handle.size, status: .failed(HuddleError(error))))
         case .removed(let id):
-            let (handle, list) = state.withLockedValue { state -> (AttachmentHandle?, [Attachment]) in
+            let (handle, list) = state.withLockedValue { state -> (AttachmentHandle?, [Journal.Attachment]) in
                 let handle = state.handles.removeValue(forKey: id)
                 state.attachments[id] = nil
                 state.order.removeAll { $0 == id }

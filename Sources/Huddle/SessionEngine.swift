@@ -190,7 +190,7 @@ actor SessionEngine {
     ) async throws {
         let directory = dataRoot.appending(path: membership.session.description)
         // Creating the directory is file I/O too: off the loop (a store error becomes a HuddleError there).
-        let store = try await Attachment.runBlocking { try FileChunkStore(directory: directory) }
+        let store = try await Journal.Attachment.runBlocking { try FileChunkStore(directory: directory) }
         context?.journal.store = store
         generation += 1
         let generation = self.generation
@@ -375,7 +375,7 @@ actor SessionEngine {
         // No write may land after the directory is removed below. Leaving a session deletes its attachments from
         // this node (the others keep theirs).
         await storeWorker?.close()
-        if let store { _ = try? await Attachment.runBlocking { store.removeDirectory() } }
+        if let store { _ = try? await Journal.Attachment.runBlocking { store.removeDirectory() } }
     }
 
     /// Runs the machine's timers (journal requests and HAVE batches, redials, join retries, invitation expiry, the

@@ -127,7 +127,7 @@ struct AttachmentShell: Sendable {
 
     /// Where `/get` writes: `path`, or inside it under the attachment's name when it is a directory. An existing file
     /// is never overwritten (an error says so); `nil` after reporting why.
-    private func destination(of attachment: Attachment, _ path: String) -> URL? {
+    private func destination(of attachment: Journal.Attachment, _ path: String) -> URL? {
         var url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
@@ -154,7 +154,7 @@ struct AttachmentShell: Sendable {
     }
 
     /// The attachment whose id starts with `prefix` (ids are printed in full; any unique prefix works).
-    private func find(_ prefix: String) -> Attachment? {
+    private func find(_ prefix: String) -> Journal.Attachment? {
         let matches = journal.currentAttachments.filter { Self.text($0.id).hasPrefix(prefix.lowercased()) }
         guard matches.count == 1, let match = matches.first else {
             output.error(
@@ -165,7 +165,7 @@ struct AttachmentShell: Sendable {
         return match
     }
 
-    private func announce(_ attachment: Attachment) {
+    private func announce(_ attachment: Journal.Attachment) {
         output.emit(
             "attachment-added",
             [
@@ -177,7 +177,7 @@ struct AttachmentShell: Sendable {
                 + "(\(Self.formatted(bytes: attachment.size)), id \(Self.text(attachment.id)))")
     }
 
-    private func track(_ attachment: Attachment) async {
+    private func track(_ attachment: Journal.Attachment) async {
         let clock = ContinuousClock()
         var lastReport = clock.now - Self.progressInterval
         var barDrawn = false
@@ -221,7 +221,7 @@ struct AttachmentShell: Sendable {
         if barDrawn { StandardError.write("") }
     }
 
-    private func drawBar(_ attachment: Attachment, _ progress: AttachmentProgress) {
+    private func drawBar(_ attachment: Journal.Attachment, _ progress: AttachmentProgress) {
         let width = 30
         let filled = Int(progress.fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
@@ -232,7 +232,7 @@ struct AttachmentShell: Sendable {
 
     static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
 
-    static func name(of attachment: Attachment) -> String {
+    static func name(of attachment: Journal.Attachment) -> String {
         (try? attachment.loadMetadata(of: AttachmentInfo.self).name) ?? "unnamed"
     }
 

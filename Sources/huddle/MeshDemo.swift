@@ -203,7 +203,7 @@ struct MeshDemo {
     }
 
     /// The first attachment of `session`'s journal, once every byte is verified.
-    private func firstAttachment(of session: GroupSession<Whiteboard>) async throws -> Huddle.Attachment {
+    private func firstAttachment(of session: GroupSession<Whiteboard>) async throws -> Journal.Attachment {
         let journal = Journal(session: session)
         try await waitUntil("an attachment", seconds: 60) { !journal.currentAttachments.isEmpty }
         let attachment = journal.currentAttachments[0]

@@ -43,7 +43,7 @@ func files(in directory: URL) -> [String] {
 }
 
 /// Waits for the first attachment list with `count` entries.
-func attachments(_ journal: Journal, count: Int, _ what: String) async throws -> [Huddle.Attachment] {
+func attachments(_ journal: Journal, count: Int, _ what: String) async throws -> [Journal.Attachment] {
     try await withTimeout(30, what) {
         for await list in journal.attachments where list.count == count { return list }
         return []

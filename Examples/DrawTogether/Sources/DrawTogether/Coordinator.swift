@@ -63,7 +63,7 @@ final class Coordinator: Sendable {
     }
 
     /// Puts an attachment on the canvas once its bytes are verified.
-    private func show(_ attachment: Attachment) async {
+    private func show(_ attachment: Journal.Attachment) async {
         guard let placement = try? attachment.loadMetadata(of: ImagePlacement.self),
             let data = try? await attachment.load()
         else { return }
