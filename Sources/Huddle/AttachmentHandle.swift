@@ -26,7 +26,7 @@ final class AttachmentHandle: Sendable {
     /// Marks the attachment removed; a download still running ends with ``AttachmentProgress/Status/removed``.
     func markRemoved() {
         removedFlag.withLockedValue { $0 = true }
-        update(AttachmentProgress(verifiedBytes: progress.value.verifiedBytes, size: size, status: .removed))
+        update(AttachmentProgress(verifiedBytes: UInt64(progress.value.verifiedBytes), size: size, status: .removed))
     }
 
     /// Publishes new progress; a final status ends the stream.

@@ -37,7 +37,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     /// The network layer failed.
     case transport(TransportError)
     /// An attachment is larger than ``Journal/maxAttachmentSize``; nothing was stored or sent.
-    case attachmentTooLarge(size: UInt64, limit: UInt64)
+    case attachmentTooLarge(size: Int, limit: Int)
     /// An attachment's encoded metadata is larger than ``Journal/maxMetadataSize``.
     case attachmentMetadataTooLarge(size: Int, limit: Int)
     /// The attachment was removed from the journal, or the session ended, before it could be used.
@@ -109,7 +109,8 @@ extension HuddleError {
     init(_ error: FileChunkStoreError) {
         switch error {
         case .diskFull: self = .diskFull(error.description)
-        case .tooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
+        case .tooLarge(let size, let limit):
+            self = .attachmentTooLarge(size: Int(clamping: size), limit: Int(clamping: limit))
         case .unreadable, .notRegularFile: self = .fileUnreadable(error.description)
         case .io: self = .storage(error.description)
         }
@@ -127,7 +128,8 @@ extension HuddleError {
     /// core is asked, so the limits `add` can exceed are the journal's and this author's share of it.)
     init(_ error: JournalError) {
         switch error {
-        case .attachmentTooLarge(let size, let limit): self = .attachmentTooLarge(size: size, limit: limit)
+        case .attachmentTooLarge(let size, let limit):
+            self = .attachmentTooLarge(size: Int(clamping: size), limit: Int(clamping: limit))
         case .limitExceeded(let what, let limit) where what != JournalError.journalAttachments:
             self = .authorShareFull(what: what, limit: limit)
         case .limitExceeded(_, let limit): self = .journalFull(limit: limit)

@@ -107,7 +107,7 @@ public final class Journal: Sendable {
 
     private func add(_ data: Data, encodedMetadata: [UInt8]) async throws -> Attachment {
         guard data.count <= Self.maxAttachmentSize else {
-            throw HuddleError.attachmentTooLarge(size: UInt64(data.count), limit: UInt64(Self.maxAttachmentSize))
+            throw HuddleError.attachmentTooLarge(size: data.count, limit: Self.maxAttachmentSize)
         }
         return try await add(metadata: encodedMetadata) { store, id in
             try data.withUnsafeBytes { bytes in try store.importBytes(id, bytes) }

@@ -55,11 +55,11 @@ final class JournalContext: Sendable {
             handle.update(AttachmentProgress(verifiedBytes: handle.size, size: handle.size, status: .complete))
         case .paused(let id):
             guard let handle = handle(id) else { return }
-            let verified = handle.progress.value.verifiedBytes
+            let verified = UInt64(handle.progress.value.verifiedBytes)
             handle.update(AttachmentProgress(verifiedBytes: verified, size: handle.size, status: .paused))
         case .failed(let id, let error):
             guard let handle = handle(id) else { return }
-            let verified = handle.progress.value.verifiedBytes
+            let verified = UInt64(handle.progress.value.verifiedBytes)
             handle.update(
                 AttachmentProgress(verifiedBytes: verified, size: handle.size, status: .failed(HuddleError(error))))
         case .removed(let id):

@@ -101,7 +101,7 @@ struct AttachmentShell: Sendable {
                 [
                     "id": .string(Self.text(attachment.id)), "name": .string(Self.name(of: attachment)),
                     "size": .integer(attachment.size), "holders": .integer(holders),
-                    "verified": .integer(Int(progress.verifiedBytes)), "status": .string(Self.status(progress)),
+                    "verified": .integer(progress.verifiedBytes), "status": .string(Self.status(progress)),
                 ],
                 text: "\(Self.text(attachment.id).prefix(8))  \(Self.name(of: attachment))  "
                     + "\(Self.formatted(bytes: attachment.size))  \(holders) holder(s)  "
@@ -194,7 +194,7 @@ struct AttachmentShell: Sendable {
                     output.emit(
                         "attachment-progress",
                         [
-                            "id": .string(Self.text(attachment.id)), "verified": .integer(Int(progress.verifiedBytes)),
+                            "id": .string(Self.text(attachment.id)), "verified": .integer(progress.verifiedBytes),
                             "size": .integer(attachment.size),
                         ], text: "")
                 } else if drawsProgressBars {

@@ -89,7 +89,7 @@ struct JournalTests {
         #expect(try atBob.loadMetadata(of: PhotoInfo.self) == PhotoInfo(caption: "sunset"))
         let loaded = try await withTimeout(30, "bob loads it") { try await atBob.load() }
         #expect(loaded == photo)
-        #expect(atBob.currentProgress.verifiedBytes == UInt64(photo.count))
+        #expect(atBob.currentProgress.verifiedBytes == photo.count)
         #expect(try await atBob.digest() == (try await added.digest()))
 
         // Ann leaves; cat joins through bob's ticket and gets the attachment from bob alone.
@@ -142,7 +142,7 @@ struct JournalTests {
         }
         let sessions = try await formSession(ann, [bob])
         let journal = Journal(session: sessions[0])
-        let limit = UInt64(Journal.maxAttachmentSize)
+        let limit = Journal.maxAttachmentSize
 
         await #expect(throws: HuddleError.self) {
             _ = try await journal.add(Data(count: Journal.maxAttachmentSize + 1))
@@ -158,7 +158,7 @@ struct JournalTests {
         let large = folder.appending(path: "large.bin")
         #expect(FileManager.default.createFile(atPath: large.path, contents: nil))
         let handle = try FileHandle(forWritingTo: large)
-        try handle.truncate(atOffset: limit + 1)
+        try handle.truncate(atOffset: UInt64(limit + 1))
         try handle.close()
         do {
             _ = try await journal.add(contentsOf: large)
@@ -184,7 +184,7 @@ struct JournalTests {
         try FileManager.default.removeItem(at: large)
         #expect(FileManager.default.createFile(atPath: large.path, contents: nil))
         let exact = try FileHandle(forWritingTo: large)
-        try exact.truncate(atOffset: limit)
+        try exact.truncate(atOffset: UInt64(limit))
         try exact.close()
         let added = try await journal.add(contentsOf: large)
         #expect(added.size == Journal.maxAttachmentSize)
