@@ -49,10 +49,10 @@ extension Journal {
         }
 
         /// How far this node's copy is, now.
-        public var currentProgress: AttachmentProgress { handle.progress.value }
+        public var progress: AttachmentProgress { handle.progress.value }
 
         /// This node's progress: the current value first, then every change, ending with a final status.
-        public var progress: AsyncStream<AttachmentProgress> { handle.progress.stream() }
+        public var progressUpdates: AsyncStream<AttachmentProgress> { handle.progress.stream() }
 
         /// The attachment's bytes, once every chunk is verified (it waits until then).
         ///

@@ -68,7 +68,11 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     public var state: State { context.state.value }
 
     /// The current state, then every change; ends after ``GroupSessionState/invalidated(reason:)``.
-    public var states: AsyncStream<State> { context.state.stream() }
+    public var stateUpdates: AsyncStream<State> { context.state.stream() }
+
+    /// The earlier name of ``stateUpdates``.
+    @available(*, deprecated, renamed: "stateUpdates")
+    public var states: AsyncStream<State> { stateUpdates }
 
     /// The participants currently active, this node included while joined: every member of the roster that has not
     /// left or become unreachable, whether or not the connection to it is up yet (messages to it wait for the
@@ -125,8 +129,12 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// 64). ``setActivity(_:)`` throws its failures instead.
     public var activityErrors: AsyncStream<HuddleError> { activityFailures.stream() }
 
+    /// The earlier name of ``activityUpdates``.
+    @available(*, deprecated, renamed: "activityUpdates")
+    public var activities: AsyncStream<Activity> { activityUpdates }
+
     /// The activity now, then after every change.
-    public var activities: AsyncStream<Activity> {
+    public var activityUpdates: AsyncStream<Activity> {
         let payloads = context.activity.stream()
         return AsyncStream { continuation in
             let task = Task {

@@ -39,15 +39,15 @@ public final class Journal: Sendable {
         context = session.context
     }
 
+    /// The attachments now, in the order they were added.
+    public var attachments: [Attachment] { context.journal.list.value }
+
     /// The current attachments first, then the whole list again after every addition or removal (by anyone), in
     /// the order they were added. Ends when the session is over.
-    public var attachments: AsyncStream<[Attachment]> { context.journal.list.stream() }
-
-    /// The attachments now.
-    public var currentAttachments: [Attachment] { context.journal.list.value }
+    public var attachmentUpdates: AsyncStream<[Attachment]> { context.journal.list.stream() }
 
     /// Adds `data` with Codable `metadata` (stored as JSON). Returns once the bytes are stored and announced, before
-    /// the other members have them; follow their arrival with ``Journal/Attachment/progress`` on their side.
+    /// the other members have them; follow their arrival with ``Journal/Attachment/progressUpdates`` on their side.
     ///
     /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
     ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,

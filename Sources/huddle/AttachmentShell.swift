@@ -33,7 +33,7 @@ struct AttachmentShell: Sendable {
     /// when the session is over.
     func follow() async {
         var known: [UUID: Task<Void, Never>] = [:]
-        for await attachments in journal.attachments {
+        for await attachments in journal.attachmentUpdates {
             let current = Set(attachments.map(\.id))
             for (id, task) in known where !current.contains(id) {
                 task.cancel()
@@ -92,10 +92,10 @@ struct AttachmentShell: Sendable {
     }
 
     private func list() async {
-        let attachments = journal.currentAttachments
+        let attachments = journal.attachments
         for attachment in attachments {
             let holders = (try? await journal.holders(of: attachment)) ?? 0
-            let progress = attachment.currentProgress
+            let progress = attachment.progress
             output.emit(
                 "attachment",
                 [
@@ -155,7 +155,7 @@ struct AttachmentShell: Sendable {
 
     /// The attachment whose id starts with `prefix` (ids are printed in full; any unique prefix works).
     private func find(_ prefix: String) -> Journal.Attachment? {
-        let matches = journal.currentAttachments.filter { Self.text($0.id).hasPrefix(prefix.lowercased()) }
+        let matches = journal.attachments.filter { Self.text($0.id).hasPrefix(prefix.lowercased()) }
         guard matches.count == 1, let match = matches.first else {
             output.error(
                 code: "unknown-attachment",
@@ -182,7 +182,7 @@ struct AttachmentShell: Sendable {
         var lastReport = clock.now - Self.progressInterval
         var barDrawn = false
         var reportedVerified = false
-        for await progress in attachment.progress {
+        for await progress in attachment.progressUpdates {
             switch progress.status {
             case .fetching, .paused:
                 // The first verified bytes are always reported: after a restart they show what was resumed.

@@ -69,10 +69,10 @@ struct BenchServeCommand: AsyncParsableCommand {
     static func watch(_ journal: Journal, messenger: Messenger) async {
         let watched = NIOLockedValueBox<Set<UUID>>([])
         await withTaskGroup(of: Void.self) { group in
-            for await attachments in journal.attachments {
+            for await attachments in journal.attachmentUpdates {
                 for attachment in attachments where watched.withLockedValue({ $0.insert(attachment.id).inserted }) {
                     group.addTask {
-                        for await progress in attachment.progress where progress.isFinal {
+                        for await progress in attachment.progressUpdates where progress.isFinal {
                             guard case .complete = progress.status, let author = attachment.author else { return }
                             _ = try? await messenger.send(
                                 BenchMessage.journalComplete(id: attachment.id).encoded, to: .only([author]))

@@ -87,7 +87,7 @@ struct ChatRunner {
                 return nil
             }
             group.addTask {
-                for await state in session.states {
+                for await state in session.stateUpdates {
                     if case .invalidated(let reason) = state { return .sessionOver("\(reason)") }
                 }
                 return nil

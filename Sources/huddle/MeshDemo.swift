@@ -205,9 +205,9 @@ struct MeshDemo {
     /// The first attachment of `session`'s journal, once every byte is verified.
     private func firstAttachment(of session: GroupSession<Whiteboard>) async throws -> Journal.Attachment {
         let journal = Journal(session: session)
-        try await waitUntil("an attachment", seconds: 60) { !journal.currentAttachments.isEmpty }
-        let attachment = journal.currentAttachments[0]
-        for await progress in attachment.progress where progress.isFinal {
+        try await waitUntil("an attachment", seconds: 60) { !journal.attachments.isEmpty }
+        let attachment = journal.attachments[0]
+        for await progress in attachment.progressUpdates where progress.isFinal {
             guard case .complete = progress.status else { throw CLIError("demo: \(progress)") }
         }
         return attachment

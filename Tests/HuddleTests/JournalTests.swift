@@ -45,7 +45,7 @@ func files(in directory: URL) -> [String] {
 /// Waits for the first attachment list with `count` entries.
 func attachments(_ journal: Journal, count: Int, _ what: String) async throws -> [Journal.Attachment] {
     try await withTimeout(30, what) {
-        for await list in journal.attachments where list.count == count { return list }
+        for await list in journal.attachmentUpdates where list.count == count { return list }
         return []
     }
 }
@@ -81,7 +81,7 @@ struct JournalTests {
         let added = try await annJournal.add(photo, metadata: PhotoInfo(caption: "sunset"))
         #expect(added.size == photo.count)
         #expect(added.author == sessions[0].localParticipant)
-        #expect(added.currentProgress.status.isComplete)
+        #expect(added.progress.status.isComplete)
 
         let atBob = try await attachments(bobJournal, count: 1, "bob learns of the attachment")[0]
         #expect(atBob.id == added.id)
@@ -89,7 +89,7 @@ struct JournalTests {
         #expect(try atBob.loadMetadata(of: PhotoInfo.self) == PhotoInfo(caption: "sunset"))
         let loaded = try await withTimeout(30, "bob loads it") { try await atBob.load() }
         #expect(loaded == photo)
-        #expect(atBob.currentProgress.verifiedBytes == photo.count)
+        #expect(atBob.progress.verifiedBytes == photo.count)
         #expect(try await atBob.digest() == (try await added.digest()))
 
         // Ann leaves; cat joins through bob's ticket and gets the attachment from bob alone.
@@ -126,7 +126,7 @@ struct JournalTests {
         let destination = folder.appending(path: "out.bin")
         try await withTimeout(30, "bob saves it") { try await atBob.save(to: destination) }
         #expect(try Data(contentsOf: destination) == bytes)
-        #expect(atBob.currentProgress.fraction == 1)
+        #expect(atBob.progress.fraction == 1)
     }
 
     @Test("Over 100 MiB is refused at add with a typed error; nothing is stored or announced")
@@ -178,7 +178,7 @@ struct JournalTests {
         } catch HuddleError.fileUnreadable(let detail) {
             #expect(detail.contains("missing.bin"))
         }
-        #expect(journal.currentAttachments.isEmpty)
+        #expect(journal.attachments.isEmpty)
         #expect(files(in: annData).isEmpty, "nothing stored: \(files(in: annData))")
         // A 100 MiB limit exactly is accepted (sparse: zeros), and then bob hears of it, but of nothing before.
         try FileManager.default.removeItem(at: large)
@@ -218,7 +218,7 @@ struct JournalTests {
         // Any member may remove: bob removes ann's attachment, and it is gone everywhere.
         try await bobJournal.remove(atBob.first { $0.id == doomed.id }!)
         _ = try await attachments(annJournal, count: 1, "ann sees the removal")
-        #expect(annJournal.currentAttachments.map(\.id) == [kept.id])
+        #expect(annJournal.attachments.map(\.id) == [kept.id])
         #expect(
             await eventually("both delete its files") { files(in: annData).count == 2 && files(in: bobData).count == 2 }
         )
@@ -266,11 +266,11 @@ struct JournalTests {
         } catch HuddleError.diskFull(let detail) {
             #expect(detail.contains(bobData.path))
         }
-        if case .failed(HuddleError.diskFull) = atBob.currentProgress.status {
+        if case .failed(HuddleError.diskFull) = atBob.progress.status {
         } else {
-            Issue.record("progress is \(atBob.currentProgress)")
+            Issue.record("progress is \(atBob.progress)")
         }
-        #expect(atBob.currentProgress.verifiedBytes > 0, "verified chunks are kept")
+        #expect(atBob.progress.verifiedBytes > 0, "verified chunks are kept")
         // The session is unaffected: a message still arrives.
         let bobMessenger = Messenger(session: sessions[1])
         let received = Task {

@@ -53,7 +53,7 @@ final class Coordinator: Sendable {
             }
             group.addTask { [self] in
                 var seen: Set<UUID> = []
-                for await attachments in journal.attachments {
+                for await attachments in journal.attachmentUpdates {
                     for attachment in attachments where seen.insert(attachment.id).inserted {
                         Task { await self.show(attachment) }
                     }

@@ -130,7 +130,7 @@ struct SketchApp {
         // Shared backgrounds: every member gets them, late joiners too.
         Task {
             var seen: Set<UUID> = []
-            for await attachments in journal.attachments {
+            for await attachments in journal.attachmentUpdates {
                 for attachment in attachments where !seen.contains(attachment.id) {
                     seen.insert(attachment.id)
                     let fileName = (try? attachment.loadMetadata(of: Background.self))?.fileName ?? "?"

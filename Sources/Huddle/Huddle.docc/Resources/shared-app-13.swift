@@ -130,7 +130,7 @@ struct SketchApp {
         // Shared backgrounds: every member gets them, late joiners too.
         Task {
             var seen: Set<UUID> = []
-            for await attachments in journal.attachments {
+            for await attachments in journal.attachmentUpdates {
                 for attachment in attachments where !seen.contains(attachment.id) {
                     seen.insert(attachment.id)
                     let fileName = (try? attachment.loadMetadata(of: Background.self))?.fileName ?? "?"
@@ -149,7 +149,7 @@ struct SketchApp {
 
         // The session ends for this node when a member ends it for everyone.
         Task {
-            for await state in session.states {
+            for await state in session.stateUpdates {
                 if case .invalidated(let reason) = state { print("session over: \(reason)") }
             }
         }
