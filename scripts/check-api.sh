@@ -14,7 +14,11 @@ dump=$(mktemp)
 listing=$(mktemp)
 trap 'rm -f "$dump" "$listing"' EXIT
 swift-api-digester -dump-sdk -module Huddle "${module_args[@]}" -o "$dump" >/dev/null
-python3 scripts/api-listing.py "$dump" > "$listing"
+{
+    python3 scripts/api-listing.py "$dump"
+    # Re-exported declarations are public API too; the dump names only their modules.
+    grep -h '^@_exported import' Sources/Huddle/*.swift | sed 's/^/Reexport /'
+} | sort > "$listing"
 if [ "$(wc -l < "$listing")" -lt 100 ]; then
     echo "api: the Huddle module could not be read (is there a debug build?)" >&2
     exit 1

@@ -10,9 +10,19 @@
 @_exported import struct HuddleCrypto.PublicIdentity
 @_exported import protocol HuddleCrypto.RandomBytesGenerator
 @_exported import struct HuddleCrypto.X25519PublicKey
+// Reached through the re-exported transport types above, so re-exported deliberately rather than left nameable only
+// with `import HuddleProtocol`: `TransportError.connectionClosed` names a `ConnectionID`, `.protocolError` a
+// `ProtocolError` (its cases carry a `ProtocolViolation` or a `CloseCode`), and `TransportStatistics.endpoint` is an
+// `EndpointStatistics`. (`HuddleNode.CongestionControl` is a typealias of the protocol core's choice of controller,
+// so that one enum is named through `Huddle` without re-exporting the connection's whole configuration.)
+@_exported import struct HuddleProtocol.ConnectionID
+@_exported import struct HuddleProtocol.EndpointStatistics
 @_exported import struct HuddleProtocol.NetworkAddress
+@_exported import enum HuddleProtocol.ProtocolError
+@_exported import enum HuddleProtocol.ProtocolViolation
 @_exported import struct HuddleSession.SessionID
 @_exported import struct HuddleTransport.SystemRandomGenerator
 @_exported import struct HuddleTransport.TransportConfiguration
 @_exported import enum HuddleTransport.TransportError
 @_exported import struct HuddleTransport.TransportStatistics
+@_exported import struct HuddleWire.CloseCode
