@@ -24,11 +24,12 @@ final class Broadcast<Value: Sendable>: Sendable {
 }
 
 /// Events for any number of observers, each with its own buffer of at most `bufferLimit` events (an observer that
-/// falls further behind loses the oldest; the current state is always available separately).
+/// falls further behind loses the oldest; the current state is always available separately), or, with no limit,
+/// every event (a buffer that grows until its observer reads).
 final class EventFanOut<Event: Sendable>: Sendable {
     private let observers: ObserverList<Event>
 
-    init(bufferLimit: Int) {
+    init(bufferLimit: Int?) {
         observers = ObserverList(bufferLimit: bufferLimit, latest: nil)
     }
 
@@ -54,10 +55,11 @@ private final class ObserverList<Element: Sendable>: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
-    private let bufferLimit: Int
+    /// `nil`: unbounded.
+    private let bufferLimit: Int?
     private let retainsLatest: Bool
 
-    init(bufferLimit: Int, latest: Element?) {
+    init(bufferLimit: Int?, latest: Element?) {
         self.bufferLimit = bufferLimit
         self.retainsLatest = latest != nil
         state = NIOLockedValueBox(State(latest: latest))
@@ -83,7 +85,8 @@ private final class ObserverList<Element: Sendable>: Sendable {
     }
 
     func subscribe() -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
+        let (stream, continuation) = AsyncStream<Element>.makeStream(
+            bufferingPolicy: bufferLimit.map { .bufferingNewest($0) } ?? .unbounded)
         let (current, finished, id) = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1

@@ -84,18 +84,20 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// Observers that fall behind get the latest set.
     public var participantUpdates: AsyncStream<Set<Participant>> { context.participants.stream() }
 
-    /// Every change to the active participants, with its reason, from now on (each observer buffers up to 1024).
+    /// Every change to the active participants, with its reason, from now on, in order; none is dropped (an
+    /// observer's buffer grows until it reads).
     public var participantChanges: AsyncStream<ParticipantChange> { context.changes.stream() }
 
     /// Every report of reliable messenger messages that will not be delivered to a participant (it left, became
-    /// unreachable or restarted, or the session ended first), from now on (each observer buffers up to 1024
-    /// reports). Together with delivery this accounts for every message a reliable ``Messenger`` accepted: nothing
-    /// is lost silently.
+    /// unreachable or restarted, or the session ended first): those since the session began, then each new one;
+    /// none is dropped, however late or slowly an observer reads. Each names its messages' receipts
+    /// (``DeliveryFailure/receipts``). Together with delivery this accounts for every message a reliable
+    /// ``Messenger`` accepted: nothing is lost silently.
     public var deliveryFailures: AsyncStream<DeliveryFailure> { context.deliveryFailures.stream() }
 
     /// Every report of messages other participants sent this node that arrived but that no application code will see
-    /// (nobody subscribed to their type, or they could not be decoded), from now on (each observer buffers up to 1024
-    /// reports; consecutive drops of one kind are reported together).
+    /// (nobody subscribed to their type, or they could not be decoded): those since the session began, then each new
+    /// one, none dropped (consecutive drops of one kind are reported together).
     public var messageDrops: AsyncStream<MessageDrop> { context.messageDrops.stream() }
 
     /// Round-trip time and loss for every other active participant.

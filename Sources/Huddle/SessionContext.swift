@@ -21,7 +21,7 @@ final class SessionContext: Sendable {
     /// The encoded activity (see ``ActivityCoding``), empty until known.
     let activity: Broadcast<[UInt8]>
     /// Participant changes, in order, for every observer.
-    let changes = EventFanOut<ParticipantChange>(bufferLimit: 1024)
+    let changes = EventFanOut<ParticipantChange>(bufferLimit: nil)
     /// The session's attachments.
     let journal = JournalContext()
     /// Reliable messages that will not be delivered, from the session's start, for every observer.
@@ -32,7 +32,7 @@ final class SessionContext: Sendable {
     /// ``participants`` (``updateParticipants(_:)``), not per message.
     private let others = NIOLockedValueBox(RecipientGroup.empty)
     /// Received messages no application code will see, for every observer.
-    let messageDrops = EventFanOut<MessageDrop>(bufferLimit: 1024)
+    let messageDrops = ReportLog<MessageDrop>()
 
     init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
         self.id = id

@@ -97,7 +97,7 @@ extension SessionEngine {
     /// Reports the drops of the batch just dispatched on ``GroupSession/messageDrops`` and in the log.
     func reportDrops() {
         for drop in router.takeDrops() {
-            context?.messageDrops.yield(drop)
+            context?.messageDrops.append(drop)
             logger.warning("\(drop)", metadata: ["dropped in all": "\(router.droppedCount)"])
         }
     }

@@ -79,4 +79,15 @@ struct DeliveryLedgerTests {
         }
         #expect(mask.isEmpty)
     }
+
+    @Test("Participant changes reach a slow observer in full: 5,000 changes before it reads, none dropped")
+    func changesUnbounded() async {
+        let fanOut = EventFanOut<Int>(bufferLimit: nil)
+        let observer = fanOut.stream()
+        for change in 0..<5_000 { fanOut.yield(change) }
+        fanOut.finish()
+        var seen: [Int] = []
+        for await change in observer { seen.append(change) }
+        #expect(seen == Array(0..<5_000))
+    }
 }
