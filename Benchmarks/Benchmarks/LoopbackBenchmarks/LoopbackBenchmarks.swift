@@ -78,7 +78,7 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations {
                 let attachment = try await clientJournal.add(content)
                 let atServer = await Fixture.attachment(attachment.id, in: serverJournal)
-                for await progress in atServer.progress where progress.isFinal {}
+                for await progress in atServer.progressUpdates where progress.isFinal {}
                 try await clientJournal.remove(attachment)
             }
         })
@@ -168,11 +168,11 @@ enum Fixture {
             var counted: [String: Int] = [:]
             for await (data, context) in messenger.messages(of: Data.self) {
                 switch data.first {
-                case Tag.echo: try? await messenger.send(data, to: .only([context.source]))
+                case Tag.echo: _ = try? await messenger.send(data, to: .only([context.source]))
                 case Tag.count, Tag.bytes: counted[context.source.id, default: 0] += data.count
                 case Tag.report:
                     let total = counted.removeValue(forKey: context.source.id) ?? 0
-                    try? await messenger.send(Data(String(total).utf8), to: .only([context.source]))
+                    _ = try? await messenger.send(Data(String(total).utf8), to: .only([context.source]))
                 default: continue
                 }
             }
@@ -214,8 +214,8 @@ enum Fixture {
         return mesh
     }
 
-    static func attachment(_ id: UUID, in journal: Journal) async -> Huddle.Attachment {
-        for await list in journal.attachments {
+    static func attachment(_ id: UUID, in journal: Journal) async -> Journal.Attachment {
+        for await list in journal.attachmentUpdates {
             if let found = list.first(where: { $0.id == id }) { return found }
         }
         fatalError("the session ended")
