@@ -135,6 +135,9 @@ extension Connection {
         if state == .connecting {
             state = .established
             events.append(.established)
+            // A connection established on a direct route has just become a direct one (§7.12): the peer learns the
+            // address its packets arrive from, as after a move from the relay.
+            if case .direct = paths.current { observedAddressOwed = true }
         }
     }
 
