@@ -226,6 +226,8 @@ struct HandshakeVectorTests {
             "responder", staticPrivate: try member.value("responder").value("static_private"), in: vector)
         let run = try HandshakeRun(vector: vector, initiator: initiator, responder: responder)
         #expect(try hexString(run.initiatorStatic.publicKey.bytes) == vector.string("initiator_static_key"))
+        // The joiner targets a member the ticket names: the responder whose key the vector states.
+        #expect(try hexString(run.responderStatic.publicKey.bytes) == vector.string("responder_static_key"))
         #expect(run.received.initiatorStatic == run.initiatorStatic.publicKey)
         try run.expectPackets(vector)
         try run.expectKeys(vector)

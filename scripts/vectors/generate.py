@@ -432,8 +432,11 @@ def handshake_vectors():
                        0x00C0FFEE, 0x00FACADE, (TIMESTAMP[0] + 5, 0), 0)
     cases.append(case(
         "joiner_handshake",
-        "Carol joins with a ticket: psk and mac_secret from the invitation secret (context hdl-invt).",
+        "Carol joins with a ticket and contacts Bob, a member the ticket names: the handshake targets Bob's static "
+        "key (inputs.bob, repeated here as responder_static_key); psk and mac_secret come from the invitation secret "
+        "(context hdl-invt).",
         initiator_static_private=CAROL["static_private"], initiator_static_key=CAROL["static_key"],
+        responder_static_key=BOB["static_key"],
         initiator_ephemeral_private=fixed("carol ephemeral"),
         responder_ephemeral_private=fixed("bob ephemeral for carol"),
         initiator_sender_index=0x00C0FFEE, responder_sender_index=0x00FACADE,
