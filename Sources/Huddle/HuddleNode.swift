@@ -204,6 +204,10 @@ public final class HuddleNode: Sendable {
         return node
     }
 
+    /// This library's release (semantic versioning; CHANGELOG.md lists what each one changed). `huddle --version`
+    /// prints it with ``protocolVersion``.
+    public static let version = "0.3.0"
+
     /// The protocol this node speaks, `huddle/1`: the Noise prologue of every handshake, so a node of another
     /// protocol version never completes one with it (docs/PROTOCOL.md, "Version").
     public static let protocolVersion = "huddle/1"

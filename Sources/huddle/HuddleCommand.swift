@@ -28,7 +28,7 @@ struct HuddleCommand: AsyncParsableCommand {
     )
 
     /// What `huddle --version` prints: this build's version and the protocol it speaks.
-    static let version = "huddle 0.3.0 (protocol \(HuddleNode.protocolVersion))"
+    static let version = "huddle \(HuddleNode.version) (protocol \(HuddleNode.protocolVersion))"
 
     static func main() async {
         // Scripts drive this binary through pipes; line buffering keeps output intact if it is killed.
