@@ -13,7 +13,9 @@ source scripts/lib/module-search-paths.sh
 dump=$(mktemp)
 listing=$(mktemp)
 trap 'rm -f "$dump" "$listing"' EXIT
-swift-api-digester -dump-sdk -module Huddle "${module_args[@]}" -o "$dump" >/dev/null
+# The digester ships with the toolchain, next to `swift` (which may be on the PATH without it).
+digester=$(command -v swift-api-digester || echo "$(dirname "$(readlink -f "$(command -v swift)")")/swift-api-digester")
+"$digester" -dump-sdk -module Huddle "${module_args[@]}" -o "$dump" >/dev/null
 {
     python3 scripts/api-listing.py "$dump"
     # Re-exported declarations are public API too; the dump names only their modules.
