@@ -16,9 +16,6 @@ final class ReportLog<Report: Sendable>: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    /// Every report so far.
-    var reports: [Report] { state.withLockedValue { $0.reports } }
-
     /// Appends `report` and yields it to every observer. Yielding happens under the lock, so every observer sees the
     /// reports in the order they were appended, and one that subscribes meanwhile sees each exactly once.
     func append(_ report: Report) {

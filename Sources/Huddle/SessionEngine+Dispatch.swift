@@ -44,7 +44,7 @@ extension SessionEngine {
         case .joined:
             joinCompleted = true
         case .over(let error, let reason, let reportingUnconfirmed):
-            if reportingUnconfirmed { await reportUnconfirmed() }
+            if reportingUnconfirmed { reportUnconfirmed() }
             failJoin(error)
             context.invalidate(reason)
             await teardown(closing: true)

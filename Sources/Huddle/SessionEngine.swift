@@ -259,7 +259,7 @@ actor SessionEngine {
         // Another session's handle (or one whose session is over) has nothing to leave.
         guard context === self.context, !context.isInvalidated else { return }
         await depart(endingSession: false)
-        await reportUnconfirmed()
+        reportUnconfirmed()
         failJoin(.invalidated(.left))
         context.invalidate(.left)
         await teardown(closing: true)
@@ -269,7 +269,7 @@ actor SessionEngine {
     func end(_ context: SessionContext) async throws {
         try context.requireJoined()
         await depart(endingSession: true)
-        await reportUnconfirmed()
+        reportUnconfirmed()
         context.invalidate(.ended(by: nil))
         await teardown(closing: true)
     }
@@ -291,7 +291,7 @@ actor SessionEngine {
     /// Reports every messenger message this node sent that a recipient has not confirmed as failed with
     /// ``DeliveryFailure/Reason/sessionEnded``: the session is over for this node before they were. The receipts'
     /// ledger knows them all (those on a connection and those still queued in front of it), and closes.
-    func reportUnconfirmed() async {
+    func reportUnconfirmed() {
         guard let context else { return }
         let unconfirmed = context.deliveries.closeAll()
         for (participant, receipts) in unconfirmed.sorted(by: { $0.value[0] < $1.value[0] }) {
