@@ -4,7 +4,8 @@
 # Needs a debug build (`swift build --build-tests`, as `make lint` runs first). To accept an intended change, run
 # `make api-baseline` and commit docs/api/Huddle.txt together with a CHANGELOG.md entry.
 #
-# With --update it rewrites the listing instead of comparing.
+# It also fails when a public throwing declaration has an untyped `throws`. With --update it rewrites the listing
+# instead of comparing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,15 @@ digester=$(command -v swift-api-digester || echo "$(dirname "$(readlink -f "$(co
 } | sort > "$listing"
 if [ "$(wc -l < "$listing")" -lt 100 ]; then
     echo "api: the Huddle module could not be read (is there a debug build?)" >&2
+    exit 1
+fi
+
+# Every public throwing declaration names its error type (`throws(HuddleError)`, mangled with `YK`), so an app's
+# `catch` can be exhaustive. Codable's `init(from:)` and `encode(to:)` are the exception: the protocol fixes them.
+untyped=$(grep ' throwing \[' "$listing" | grep -v 'YK' | grep -vE 'Constructor init\(from:\)|Func encode\(to:\)' || true)
+if [ -n "$untyped" ]; then
+    echo "api: a public throwing declaration does not name its error type; declare throws(HuddleError):" >&2
+    echo "$untyped" >&2
     exit 1
 fi
 

@@ -17,7 +17,7 @@ enum ActivityCoding {
             return Array(
                 try JSONEncoder().encode(Envelope(identifier: Activity.activityIdentifier, activity: activity)))
         } catch {
-            throw .coding("\(Activity.self): \(error)")
+            throw .coding(CodingFailure(.encoding, Activity.self, error))
         }
     }
 
@@ -39,7 +39,7 @@ enum ActivityCoding {
         } catch let error as HuddleError {
             throw error
         } catch {
-            throw .coding("\(Activity.self): \(error)")
+            throw .coding(CodingFailure(.decoding, Activity.self, error))
         }
     }
 }

@@ -40,11 +40,11 @@ extension Journal {
         /// Decodes the metadata the author attached (JSON).
         ///
         /// - Throws: ``HuddleError/coding(_:)`` when it is not a `Metadata`.
-        public func loadMetadata<Metadata: Decodable>(of type: Metadata.Type) throws -> Metadata {
+        public func loadMetadata<Metadata: Decodable>(of type: Metadata.Type) throws(HuddleError) -> Metadata {
             do {
                 return try JSONDecoder().decode(Metadata.self, from: metadata)
             } catch {
-                throw HuddleError.coding("attachment metadata is not a \(Metadata.self): \(error)")
+                throw .coding(CodingFailure(.decoding, Metadata.self, error))
             }
         }
 
@@ -56,12 +56,14 @@ extension Journal {
 
         /// The attachment's bytes, once every chunk is verified (it waits until then).
         ///
-        /// - Throws: ``HuddleError/attachmentRemoved`` (removed, or the session ended first), ``HuddleError/diskFull(_:)``
-        ///   or ``HuddleError/storage(_:)`` when this node could not store it.
-        public func load() async throws -> Data {
+        /// - Throws: ``HuddleError/attachmentRemoved`` (removed, or the session ended first), ``HuddleError/storage(_:)``
+        ///   when this node could not store it (``StorageError/diskFull(path:)`` for a full disk).
+        public func load() async throws(HuddleError) -> Data {
             try await handle.waitUntilComplete()
             let handle = self.handle
-            let bytes = try await Self.runBlocking { try handle.store.readData(handle.id, size: handle.size) }
+            let bytes = try await Self.runBlocking { () throws(StorageError) in
+                try handle.store.readData(handle.id, size: handle.size)
+            }
             return Data(bytes)
         }
 
@@ -69,32 +71,39 @@ extension Journal {
         /// the store through a temporary file next to `url` that replaces it at the end, so `url` never holds a
         /// partial copy and memory use does not grow with the size.
         ///
-        /// - Throws: as ``load()``, and ``HuddleError/diskFull(_:)`` or ``HuddleError/storage(_:)`` for the destination.
-        public func save(to url: URL) async throws {
+        /// - Throws: as ``load()``, and ``HuddleError/storage(_:)`` for the destination.
+        public func save(to url: URL) async throws(HuddleError) {
             try await handle.waitUntilComplete()
             let handle = self.handle
-            try await Self.runBlocking { try handle.store.copyData(handle.id, size: handle.size, to: url) }
+            try await Self.runBlocking { () throws(StorageError) in
+                try handle.store.copyData(handle.id, size: handle.size, to: url)
+            }
         }
 
         /// The BLAKE2b-512 digest of the bytes in lowercase hex, as `b2sum` prints it, once every chunk is verified (it
         /// waits until then). Computed by streaming from the store, never the whole attachment in memory.
         ///
         /// - Throws: as ``load()``.
-        public func digest() async throws -> String {
+        public func digest() async throws(HuddleError) -> String {
             try await handle.waitUntilComplete()
             let handle = self.handle
-            let digest = try await Self.runBlocking { try handle.store.digest(handle.id, size: handle.size) }
+            let digest = try await Self.runBlocking { () throws(StorageError) in
+                try handle.store.digest(handle.id, size: handle.size)
+            }
             return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         }
 
         /// Runs file I/O on NIO's blocking-I/O thread pool, mapping store errors to ``HuddleError``.
         static func runBlocking<Result: Sendable>(
-            _ body: @escaping @Sendable () throws -> Result
-        ) async throws -> Result {
+            _ body: @escaping @Sendable () throws(StorageError) -> Result
+        ) async throws(HuddleError) -> Result {
             do {
                 return try await NIOThreadPool.singleton.runIfActive { try body() }
-            } catch let error as FileChunkStoreError {
+            } catch let error as StorageError {
                 throw HuddleError(error)
+            } catch {
+                // The shared pool refuses work only once it is shut down, which happens only as the process exits.
+                throw .transport(.driverClosed)
             }
         }
     }

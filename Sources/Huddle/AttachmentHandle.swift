@@ -37,17 +37,17 @@ final class AttachmentHandle: Sendable {
     }
 
     /// Returns once every byte is verified; throws if the attachment fails, is removed, or the session ends first.
-    func waitUntilComplete() async throws {
+    func waitUntilComplete() async throws(HuddleError) {
         for await progress in progress.stream() {
             switch progress.status {
             case .complete:
-                guard !isRemoved else { throw HuddleError.attachmentRemoved }
+                guard !isRemoved else { throw .attachmentRemoved }
                 return
             case .failed(let error): throw error
-            case .removed: throw HuddleError.attachmentRemoved
+            case .removed: throw .attachmentRemoved
             case .fetching, .paused: continue
             }
         }
-        throw HuddleError.attachmentRemoved
+        throw .attachmentRemoved
     }
 }

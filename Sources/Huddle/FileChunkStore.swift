@@ -49,7 +49,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// A store over `directory`, creating it and its missing parents with mode 0700 (attachments are private to the
     /// session's members). Files already in the directory are kept, so a restarted node resumes its downloads.
-    init(directory: URL) throws(FileChunkStoreError) {
+    init(directory: URL) throws(StorageError) {
         self.directory = directory
         self.directoryPath = directory.path
         try Self.createDirectory(directoryPath)
@@ -59,24 +59,24 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// Stores chunk `index` of `id` at its place in the data file, then appends `index` to the index file. A chunk
     /// written twice is recorded twice; ``storedIndices(_:)`` reports it once. Throws
-    /// ``FileChunkStoreError/diskFull(path:)`` when the file system or quota is full, so the failure can be shown as
+    /// ``StorageError/diskFull(path:)`` when the file system or quota is full, so the failure can be shown as
     /// something a person can fix.
-    func writeChunk(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws(FileChunkStoreError) {
+    func writeChunk(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws(StorageError) {
         let paths = self.paths(id)
         // A longer chunk would overwrite the next one; an index beyond UInt32 cannot be recorded.
         guard index >= 0, index <= Int(UInt32.max), bytes.count <= MerkleTree.chunkSize else {
             throw .io(operation: "write chunk \(index) (\(bytes.count) bytes) to", path: paths.data, errno: EINVAL)
         }
-        try Self.withWritableFile(paths.data, flags: 0) { descriptor throws(FileChunkStoreError) in
+        try Self.withWritableFile(paths.data, flags: 0) { descriptor throws(StorageError) in
             let offset = Int64(index) * Int64(MerkleTree.chunkSize)
             try bytes.withUnsafeBytes { raw in
-                Result { () throws(FileChunkStoreError) in
+                Result { () throws(StorageError) in
                     try Self.writeAll(descriptor, raw, at: offset, path: paths.data)
                 }
             }.get()
         }
         let record = Self.records(UInt32(index)..<(UInt32(index) + 1))
-        try Self.withWritableFile(paths.index, flags: O_APPEND) { descriptor throws(FileChunkStoreError) in
+        try Self.withWritableFile(paths.index, flags: O_APPEND) { descriptor throws(StorageError) in
             // A crash mid-append can leave a partial record; appending after it would misalign every later record,
             // so it is cut off first (its chunk is simply not listed, and fetched again).
             var status = stat()
@@ -164,12 +164,12 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     ///   ``MerkleTree/emptyRoot``), and the size.
     func importBytes(
         _ id: AttachmentID, _ bytes: UnsafeRawBufferPointer
-    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+    ) throws(StorageError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
         guard UInt64(bytes.count) <= Self.maxAttachmentSize else {
             throw .tooLarge(size: UInt64(bytes.count), limit: Self.maxAttachmentSize)
         }
         let dataPath = paths(id).data
-        return try importAttachment(id) { descriptor, hasher throws(FileChunkStoreError) in
+        return try importAttachment(id) { descriptor, hasher throws(StorageError) in
             var offset = 0
             while offset < bytes.count {
                 let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + Self.pieceSize, bytes.count)])
@@ -185,11 +185,11 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     ///
     /// A source larger than `limit` is refused before anything is written; one that grows past `limit` while it is
     /// read is refused too, so the result never exceeds what the caller allowed. A source that cannot be opened or
-    /// read throws ``FileChunkStoreError/unreadable(path:errno:)``; a device, FIFO or socket throws
-    /// ``FileChunkStoreError/notRegularFile(path:kind:)``.
+    /// read throws ``StorageError/unreadable(path:errno:)``; a device, FIFO or socket throws
+    /// ``StorageError/notRegularFile(path:kind:)``.
     func importFile(
         _ id: AttachmentID, from file: URL, limit: UInt64
-    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+    ) throws(StorageError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
         let sourcePath = file.path
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. A regular file ignores it.
         let source = Self.openFile(sourcePath, O_RDONLY | O_NONBLOCK)
@@ -200,7 +200,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         let type = status.st_mode & S_IFMT
         guard type != S_IFDIR else { throw .unreadable(path: sourcePath, errno: EISDIR) }
         guard type == S_IFREG else {
-            throw .notRegularFile(path: sourcePath, kind: FileChunkStoreError.kind(ofFileType: type))
+            throw .notRegularFile(path: sourcePath, kind: StorageError.kind(ofFileType: type))
         }
         let limit = min(limit, Self.maxAttachmentSize)
         let size = UInt64(max(0, status.st_size))
@@ -209,7 +209,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
         defer { buffer.deallocate() }
         let dataPath = paths(id).data
-        return try importAttachment(id) { descriptor, hasher throws(FileChunkStoreError) in
+        return try importAttachment(id) { descriptor, hasher throws(StorageError) in
             var total: UInt64 = 0
             while true {
                 let count = systemRead(source, buffer.baseAddress, buffer.count)
@@ -232,7 +232,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// either untouched or the complete copy: the bytes go to a new hidden file beside it
     /// (`.<name>.partial-<random>`), which is synced and then renamed over `destination`. On failure the temporary
     /// file is removed. Errors writing name `destination`, the file the person asked for.
-    func copyData(_ id: AttachmentID, size: UInt64, to destination: URL) throws(FileChunkStoreError) {
+    func copyData(_ id: AttachmentID, size: UInt64, to destination: URL) throws(StorageError) {
         let dataPath = paths(id).data
         let destinationPath = destination.path
         let folder = destination.deletingLastPathComponent().path
@@ -247,8 +247,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         defer {
             if !renamed { unlink(temporary) }
         }
-        do throws(FileChunkStoreError) {
-            try Self.readPieces(source, size: size, path: dataPath) { piece, offset throws(FileChunkStoreError) in
+        do throws(StorageError) {
+            try Self.readPieces(source, size: size, path: dataPath) { piece, offset throws(StorageError) in
                 try Self.writeAll(descriptor, piece, at: Int64(offset), path: destinationPath)
             }
             guard fsync(descriptor) == 0 else { throw Self.writeFailure("write", destinationPath, errno) }
@@ -271,7 +271,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     }
 
     /// The BLAKE2b-512 digest of the first `size` bytes of `id`'s data file, read in ``pieceSize`` pieces.
-    func digest(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
+    func digest(_ id: AttachmentID, size: UInt64) throws(StorageError) -> [UInt8] {
         let dataPath = paths(id).data
         let source = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
         guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
@@ -287,8 +287,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// checked).
     private static func readPieces(
         _ source: Int32, size: UInt64, path: String,
-        _ body: (UnsafeRawBufferPointer, UInt64) throws(FileChunkStoreError) -> Void
-    ) throws(FileChunkStoreError) {
+        _ body: (UnsafeRawBufferPointer, UInt64) throws(StorageError) -> Void
+    ) throws(StorageError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset: UInt64 = 0
@@ -304,16 +304,16 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// The first `size` bytes of `id`'s data file, in memory (for attachments small enough to load whole). The data
     /// file's length is checked before `size` bytes are allocated, so a wrong size fails instead of allocating it.
-    func readData(_ id: AttachmentID, size: UInt64) throws(FileChunkStoreError) -> [UInt8] {
+    func readData(_ id: AttachmentID, size: UInt64) throws(StorageError) -> [UInt8] {
         let dataPath = paths(id).data
         let descriptor = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
         guard descriptor >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
         defer { close(descriptor) }
         try Self.requireLength(descriptor, size, path: dataPath)
-        var failure: FileChunkStoreError?
+        var failure: StorageError?
         // requireLength bounds size by the file's length, an Int64.
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
-            do throws(FileChunkStoreError) {
+            do throws(StorageError) {
                 let read = try Self.readFully(
                     descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: 0, path: dataPath)
                 // The data file shrank since its length was checked.
@@ -352,18 +352,18 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// and feeding them to the hasher. The index (every chunk, in one write) comes last, so an import cut short never
     /// lists a chunk; on failure both files are deleted so no half-imported attachment is left to be served.
     private func importAttachment(
-        _ id: AttachmentID, fill: (Int32, inout MerkleLeafHasher) throws(FileChunkStoreError) -> Void
-    ) throws(FileChunkStoreError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
+        _ id: AttachmentID, fill: (Int32, inout MerkleLeafHasher) throws(StorageError) -> Void
+    ) throws(StorageError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
         let paths = self.paths(id)
-        do throws(FileChunkStoreError) {
+        do throws(StorageError) {
             var hasher = MerkleLeafHasher()
-            try Self.withWritableFile(paths.data, flags: O_TRUNC) { descriptor throws(FileChunkStoreError) in
+            try Self.withWritableFile(paths.data, flags: O_TRUNC) { descriptor throws(StorageError) in
                 try fill(descriptor, &hasher)
             }
             let size = hasher.byteCount
             let (leaves, root) = hasher.finalize()
             let records = Self.records(0..<UInt32(MerkleTree.chunkCount(forSize: size)))
-            try Self.withWritableFile(paths.index, flags: O_TRUNC) { descriptor throws(FileChunkStoreError) in
+            try Self.withWritableFile(paths.index, flags: O_TRUNC) { descriptor throws(StorageError) in
                 try Self.appendAll(descriptor, records, path: paths.index)
             }
             return (leaves, root, size)
@@ -422,12 +422,12 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// Opens (creating if needed) `path` for writing with the extra `flags`, runs `body` on it and closes it, checking
     /// the close too: some file systems (NFS) report a failed write, such as a full disk, only then.
     private static func withWritableFile<Value>(
-        _ path: String, flags: Int32, _ body: (Int32) throws(FileChunkStoreError) -> Value
-    ) throws(FileChunkStoreError) -> Value {
+        _ path: String, flags: Int32, _ body: (Int32) throws(StorageError) -> Value
+    ) throws(StorageError) -> Value {
         let descriptor = openFile(path, O_WRONLY | O_CREAT | flags)
         guard descriptor >= 0 else { throw writeFailure("open", path, errno) }
         let result: Value
-        do throws(FileChunkStoreError) {
+        do throws(StorageError) {
             result = try body(descriptor)
         } catch {
             close(descriptor)
@@ -439,7 +439,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// Closes a descriptor that was written to, reporting a delayed write failure. `EINTR` is not a failure: on Linux
     /// the descriptor is closed regardless, and retrying could close another thread's new descriptor.
-    private static func closeWritten(_ descriptor: Int32, path: String) throws(FileChunkStoreError) {
+    private static func closeWritten(_ descriptor: Int32, path: String) throws(StorageError) {
         guard close(descriptor) != 0 else { return }
         let code = errno
         if code != EINTR { throw writeFailure("write", path, code) }
@@ -448,7 +448,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// Writes all of `bytes` at `offset`, continuing after short writes and interruptions.
     private static func writeAll(
         _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String
-    ) throws(FileChunkStoreError) {
+    ) throws(StorageError) {
         var done = 0
         while done < bytes.count {
             let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -464,7 +464,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     }
 
     /// Appends all of `bytes` (the descriptor is `O_APPEND`), continuing after short writes and interruptions.
-    private static func appendAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(FileChunkStoreError) {
+    private static func appendAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
         var done = 0
         while done < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
@@ -484,7 +484,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// Returns how many bytes were read: fewer than `buffer.count` only at the end of the file.
     private static func readFully(
         _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
-    ) throws(FileChunkStoreError) -> Int {
+    ) throws(StorageError) -> Int {
         var done = 0
         while done < buffer.count {
             let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -501,7 +501,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// Checks that the open file at `path` holds at least `size` bytes, so a caller can trust `size` before
     /// allocating or copying that much. A short file is reported as `ENODATA`.
-    private static func requireLength(_ descriptor: Int32, _ size: UInt64, path: String) throws(FileChunkStoreError) {
+    private static func requireLength(_ descriptor: Int32, _ size: UInt64, path: String) throws(StorageError) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
         guard UInt64(max(0, status.st_size)) >= size else { throw .io(operation: "read", path: path, errno: ENODATA) }
@@ -509,13 +509,13 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
     /// The error for a failed write to `path`. A full file system or quota is told apart because the person can fix
     /// it by freeing space.
-    private static func writeFailure(_ operation: String, _ path: String, _ code: Int32) -> FileChunkStoreError {
+    private static func writeFailure(_ operation: String, _ path: String, _ code: Int32) -> StorageError {
         code == ENOSPC || code == EDQUOT ? .diskFull(path: path) : .io(operation: operation, path: path, errno: code)
     }
 
     /// Creates `path` and its missing parents with mode 0700. An existing directory is fine; an existing file of
     /// another kind is reported as `ENOTDIR`.
-    private static func createDirectory(_ path: String) throws(FileChunkStoreError) {
+    private static func createDirectory(_ path: String) throws(StorageError) {
         var partial = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             partial += "/" + component
@@ -535,7 +535,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// reusing an existing file), trying fresh random suffixes on collisions. Errors name `reportedAs`.
     private static func createTemporaryFile(
         in folder: String, name: String, reportedAs: String
-    ) throws(FileChunkStoreError) -> (Int32, String) {
+    ) throws(StorageError) -> (Int32, String) {
         var code = EEXIST
         for _ in 0..<16 {
             let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
@@ -560,15 +560,14 @@ struct FileChunkStore: JournalChunkStore, Sendable {
 
 extension FileChunkStore {
     /// Stores a verified chunk for the journal core, reporting a full disk as ``JournalStoreError/outOfSpace(_:)`` so
-    /// the application gets ``HuddleError/diskFull(_:)``.
+    /// the application gets ``HuddleError/storage(_:)`` with ``StorageError/diskFull(path:)``.
     func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws {
         do {
             try writeChunk(id, index: index, bytes: bytes)
         } catch .diskFull {
-            throw JournalStoreError.outOfSpace(
-                FileChunkStoreError.diskFull(path: dataURL(id).path).description)
+            throw JournalStoreError.outOfSpace(StorageError.diskFull(path: dataURL(id).path))
         } catch {
-            throw JournalStoreError.failed(error.description)
+            throw JournalStoreError.failed(error)
         }
     }
 }

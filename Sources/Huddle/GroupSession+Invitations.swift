@@ -10,12 +10,20 @@ extension GroupSession {
     ///
     /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
     ///   over.
-    public func makeInvitation(validFor duration: Duration = .seconds(24 * 3600)) async throws -> Invitation {
+    public func makeInvitation(
+        validFor duration: Duration = .seconds(24 * 3600)
+    ) async throws(HuddleError) -> Invitation {
         try context.requireJoined()
         var random = SystemRandomGenerator()
         let secret = SecureBytes(count: 32, using: &random)
         let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
-        let grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
+        let grant: InvitationGrant
+        do {
+            grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
+        } catch {
+            // 32 random bytes always derive; a failure here is libsodium's, which the invitation cannot be made without.
+            throw .joinFailed(.invitationUnusable)
+        }
         let (hints, relays) = try await engine.perform(in: context) { machine, endpoint, now in
             let hints = machine.update(&endpoint, now: now) { membership in
                 membership.openInvitation(grant)
@@ -46,14 +54,12 @@ extension GroupSession {
     ///   the beacon.
     public func announceNearby(
         as name: String, validFor duration: Duration = .seconds(600)
-    ) async throws
-        -> NearbyAnnouncement
-    {
+    ) async throws(HuddleError) -> NearbyAnnouncement {
         // The session's own state first: a stale handle says its session is over, whatever the network allows.
         try context.requireJoined()
         let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
         let invitation: Invitation
-        do {
+        do throws(HuddleError) {
             invitation = try await makeInvitation(validFor: duration)
         } catch {
             for channel in channels { try? await channel.close() }

@@ -101,7 +101,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     public var messageDrops: AsyncStream<MessageDrop> { context.messageDrops.stream() }
 
     /// Round-trip time and loss for every other active participant.
-    public func peerStatistics() async throws -> [PeerStatistics] {
+    public func peerStatistics() async throws(HuddleError) -> [PeerStatistics] {
         let others = context.participants.value.subtracting([context.local])
         return try await engine.perform(in: context) { _, endpoint, _ in
             others.compactMap { PeerStatistics(of: $0, on: endpoint) }
@@ -165,16 +165,8 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         _ activity: Activity, engine: SessionEngine, context: SessionContext
     ) async throws(HuddleError) {
         let payload = try ActivityCoding.encode(activity)
-        do {
-            try await engine.perform(in: context) { machine, endpoint, now in
-                machine.update(&endpoint, now: now) { $0.setActivity(payload) }
-            }
-        } catch let error as HuddleError {
-            throw error
-        } catch {
-            // Unreachable today: ``SessionEngine/perform(in:_:)`` throws HuddleError only, and the body nothing.
-            // Should another error appear, the change was not applied, which is what `notJoined` tells the caller.
-            throw .notJoined
+        try await engine.perform(in: context) { machine, endpoint, now in
+            machine.update(&endpoint, now: now) { $0.setActivity(payload) }
         }
     }
 
@@ -183,10 +175,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     ///
     /// - Throws: ``HuddleError/alreadyInSession`` if the node is in another session,
     ///   ``HuddleError/invalidated(_:)`` if this session is over.
-    public func join() async throws {
+    public func join() async throws(HuddleError) {
         switch state {
         case .joined: return
-        case .invalidated(let reason): throw HuddleError.invalidated(reason)
+        case .invalidated(let reason): throw .invalidated(reason)
         case .waiting: try await engine.begin(context)
         }
     }
@@ -202,7 +194,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     ///
     /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
     ///   over.
-    public func end() async throws {
+    public func end() async throws(HuddleError) {
         try await engine.end(context)
     }
 }

@@ -22,8 +22,8 @@ public enum InvalidationReason: Sendable, Hashable, CustomStringConvertible {
     case left
     /// A member ended the session for everyone (`nil`: this node).
     case ended(by: Participant?)
-    /// Joining failed.
-    case joinFailed(String)
+    /// Joining failed; the payload says why.
+    case joinFailed(JoinFailure)
     /// The node shut down.
     case nodeShutDown
 

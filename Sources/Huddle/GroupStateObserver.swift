@@ -38,7 +38,7 @@ public final class GroupStateObserver: Sendable {
     ///
     /// - Throws: ``HuddleError/localNetwork(_:)`` when the discovery port cannot be opened (only with
     ///   `discoveringNearby`).
-    public convenience init(node: HuddleNode, discoveringNearby: Bool) async throws {
+    public convenience init(node: HuddleNode, discoveringNearby: Bool) async throws(HuddleError) {
         guard discoveringNearby else {
             self.init(node: node)
             return

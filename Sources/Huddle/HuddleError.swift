@@ -18,8 +18,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     /// Every member the ticket names is this node itself (the same identity): a node cannot join its own session.
     /// Usually two processes share one identity file; give the joiner an identity of its own.
     case invitationNamesOnlyThisNode(fingerprint: String)
-    /// Joining failed for the given reason.
-    case joinFailed(String)
+    /// Joining failed; the payload says why.
+    case joinFailed(JoinFailure)
     /// The session's activity is of another kind than the one asked for.
     case activityMismatch(expected: String, found: String)
     /// An encoded message exceeds the 256 KiB limit.
@@ -30,10 +30,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case notAParticipant(Participant)
     /// The receipt was not given by this session's messengers (it belongs to another session).
     case foreignReceipt(MessageReceipt)
-    /// A value could not be encoded or decoded.
-    case coding(String)
-    /// The identity file could not be used.
-    case identity(String)
+    /// A value could not be encoded or decoded; the payload names the type and what the coder said.
+    case coding(CodingFailure)
     /// The network layer failed.
     case transport(TransportError)
     /// An attachment is larger than ``Journal/maxAttachmentSize``; nothing was stored or sent.
@@ -44,20 +42,15 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case attachmentRemoved
     /// The journal holds as many attachments as it may (``Journal/maxAttachments``); remove one first.
     case journalFull(limit: Int)
-    /// This node's own attachments reach what one author may have in the journal (`what`: the number of attachments,
-    /// 128, or their bytes, 1 GiB); remove some of them first.
-    case authorShareFull(what: String, limit: Int)
-    /// The disk is full. The detail is the whole sentence (it says the disk is full and names the file). Verified
-    /// data is kept; free space and try again.
-    case diskFull(String)
-    /// A file to share could not be read (missing, not a regular file, no permission). The detail is the whole
-    /// sentence, naming the file.
-    case fileUnreadable(String)
-    /// Storing or reading an attachment failed for another reason, described.
-    case storage(String)
-    /// The local network cannot be used for announcing or finding sessions (the node listens on loopback only, no
-    /// interface supports multicast, or the discovery port cannot be opened); the text says which.
-    case localNetwork(String)
+    /// This node's own attachments reach what one author may have in the journal (the number of attachments, 128, or
+    /// their bytes, 1 GiB, as the bound says); remove some of them first.
+    case authorShareFull(Journal.AuthorBound, limit: Int)
+    /// Storing or reading an attachment, or reading a file to share, failed: the disk is full
+    /// (``StorageError/diskFull(path:)``: verified data is kept; free space and try again), the file is missing or
+    /// not a regular file, or a system call failed. The payload names the file.
+    case storage(StorageError)
+    /// The local network cannot be used for announcing or finding sessions; the payload says why.
+    case localNetwork(LocalNetworkFailure)
 
     public var description: String {
         switch self {
@@ -82,8 +75,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .notAParticipant(let participant): "\(participant) is not an active participant"
         case .foreignReceipt(let receipt):
             "\(receipt) of session \(receipt.session) was not sent in this session"
-        case .coding(let detail): "encoding failed: \(detail)"
-        case .identity(let detail): "identity: \(detail)"
+        case .coding(let failure): "\(failure)"
         case .transport(let error): "network: \(error)"
         case .attachmentTooLarge(let size, let limit):
             "the attachment is \(ByteCountText.describe(Int(clamping: size))); the limit is "
@@ -93,35 +85,31 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
                 + ByteCountText.describe(limit)
         case .attachmentRemoved: "the attachment was removed from the journal (or the session ended)"
         case .journalFull(let limit): "the journal already holds \(limit) attachments; remove one first"
-        case .authorShareFull(let what, let limit):
-            "this participant's \(what) would exceed the limit of \(limit); remove some of its attachments first"
+        case .authorShareFull(let bound, let limit):
+            "this participant's \(bound) would exceed the limit of \(limit); remove some of its attachments first"
         // The store's sentences already say what happened and name the file; a prefix would say it twice.
-        case .diskFull(let detail): detail
-        case .fileUnreadable(let detail): detail
-        case .storage(let detail): "storage: \(detail)"
-        case .localNetwork(let detail): "local network: \(detail)"
+        case .storage(let error): "\(error)"
+        case .localNetwork(let failure): "local network: \(failure)"
         }
     }
 }
 
 extension HuddleError {
     /// The public error for a store failure.
-    init(_ error: FileChunkStoreError) {
+    init(_ error: StorageError) {
         switch error {
-        case .diskFull: self = .diskFull(error.description)
         case .tooLarge(let size, let limit):
             self = .attachmentTooLarge(size: Int(clamping: size), limit: Int(clamping: limit))
-        case .unreadable, .notRegularFile: self = .fileUnreadable(error.description)
-        case .io: self = .storage(error.description)
+        case .diskFull, .unreadable, .notRegularFile, .io: self = .storage(error)
         }
     }
 
     /// The public error for a failure the journal core reports.
     init(_ error: JournalStoreError) {
-        switch error {
-        case .outOfSpace(let detail): self = .diskFull(detail)
-        case .failed(let detail): self = .storage(detail)
-        }
+        // The node's store is a ``FileChunkStore``, which reports its own errors; anything else would be a failure
+        // to write the chunk.
+        self = .storage(
+            error.underlying as? StorageError ?? .io(operation: "store a chunk in", path: "\(error)", errno: EIO))
     }
 
     /// The public error for adding or removing an attachment the core refused. (Metadata size is checked before the
@@ -130,11 +118,17 @@ extension HuddleError {
         switch error {
         case .attachmentTooLarge(let size, let limit):
             self = .attachmentTooLarge(size: Int(clamping: size), limit: Int(clamping: limit))
-        case .limitExceeded(let what, let limit) where what != JournalError.journalAttachments:
-            self = .authorShareFull(what: what, limit: limit)
-        case .limitExceeded(_, let limit): self = .journalFull(limit: limit)
-        case .unknownAttachment: self = .attachmentRemoved
-        default: self = .storage(error.description)
+        case .limitExceeded(JournalError.attachmentsByOneAuthor, let limit):
+            self = .authorShareFull(.attachments, limit: limit)
+        case .limitExceeded(JournalError.bytesByOneAuthor, let limit): self = .authorShareFull(.bytes, limit: limit)
+        case .limitExceeded(JournalError.journalAttachments, let limit): self = .journalFull(limit: limit)
+        case .limitExceeded(_, let limit):
+            // Metadata is the only other bound a local add meets, and ``Journal`` checks it before asking the core.
+            self = .attachmentMetadataTooLarge(size: limit + 1, limit: limit)
+        default:
+            // Not the journal's to give: an unknown attachment (removed meanwhile) or, for an add, a manifest whose
+            // random identifier collided. Either way the attachment as asked for is not in the journal.
+            self = .attachmentRemoved
         }
     }
 }

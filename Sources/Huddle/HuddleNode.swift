@@ -150,7 +150,7 @@ public final class HuddleNode: Sendable {
     /// Binds the socket and starts the node.
     ///
     /// - Throws: ``HuddleError/transport(_:)`` when the address cannot be bound.
-    public static func start(_ configuration: Configuration) async throws -> HuddleNode {
+    public static func start(_ configuration: Configuration) async throws(HuddleError) -> HuddleNode {
         let transport = configuration.transport
         var endpointConfiguration = EndpointConfiguration(
             identity: configuration.identity, prologue: HuddleNode.prologue,
@@ -163,7 +163,7 @@ public final class HuddleNode: Sendable {
                 configuration: endpointConfiguration, transport: transport,
                 group: MultiThreadedEventLoopGroup.singleton, logger: configuration.logger)
         } catch {
-            throw HuddleError.transport(error)
+            throw .transport(error)
         }
         let bound = driver.localAddress
         let advertised =
@@ -226,7 +226,9 @@ public final class HuddleNode: Sendable {
 
     /// A new session for `activity`, with this node as its first member; it is ``GroupSessionState/waiting``
     /// until ``GroupSession/join()``.
-    public func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> GroupSession<Activity> {
+    public func activate<Activity: GroupActivity>(
+        _ activity: Activity
+    ) async throws(HuddleError) -> GroupSession<Activity> {
         var random = SystemRandomGenerator()
         let session = SessionID(bytes: random.bytes(count: SessionID.length))!
         let secret = SecureBytes(count: 32, using: &random)
@@ -252,13 +254,13 @@ public final class HuddleNode: Sendable {
     ///   (a node cannot let itself in: two processes sharing one identity file do this).
     public func join<Activity: GroupActivity>(
         _ invitation: Invitation, as type: Activity.Type = Activity.self
-    ) async throws -> GroupSession<Activity> {
-        guard !invitation.isExpired() else { throw HuddleError.invitationExpired(invitation.expiresAt) }
+    ) async throws(HuddleError) -> GroupSession<Activity> {
+        guard !invitation.isExpired() else { throw .invitationExpired(invitation.expiresAt) }
         // The membership core skips members with the local key, so such a ticket would leave nobody to contact and
         // the join would wait out its timeout in silence.
         let ownKey = identity.publicIdentity.agreementKey
         guard invitation.members.contains(where: { $0.staticKey != ownKey }) else {
-            throw HuddleError.invitationNamesOnlyThisNode(fingerprint: fingerprint)
+            throw .invitationNamesOnlyThisNode(fingerprint: fingerprint)
         }
         let context = SessionContext(
             id: invitation.session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
@@ -298,8 +300,14 @@ public final class HuddleNode: Sendable {
     }
 
     /// Transport counters (datagrams, batches, drops), for diagnostics.
-    public func statistics() async throws -> TransportStatistics {
-        try await driver.statistics()
+    ///
+    /// - Throws: ``HuddleError/transport(_:)`` once the node is shut down.
+    public func statistics() async throws(HuddleError) -> TransportStatistics {
+        do {
+            return try await driver.statistics()
+        } catch {
+            throw .transport(error)
+        }
     }
 
     /// Publishes the node's counters and levels to the metrics backend now (``Configuration/metricsFactory``); call

@@ -30,6 +30,21 @@ public final class Journal: Sendable {
     /// The most attachments a journal holds at once: 1,024.
     public static let maxAttachments = ProtocolLimits.maxJournalAttachments
 
+    /// Which of an author's bounds ``HuddleError/authorShareFull(_:limit:)`` met.
+    public enum AuthorBound: Sendable, Hashable, CustomStringConvertible {
+        /// The number of attachments one author may have in the journal (128).
+        case attachments
+        /// The bytes of one author's attachments together (1 GiB).
+        case bytes
+
+        public var description: String {
+            switch self {
+            case .attachments: "attachments"
+            case .bytes: "bytes of attachments"
+            }
+        }
+    }
+
     let engine: SessionEngine
     let context: SessionContext
 
@@ -52,14 +67,14 @@ public final class Journal: Sendable {
     /// - Throws: ``HuddleError/attachmentTooLarge(size:limit:)`` over 100 MiB (nothing is stored or sent),
     ///   ``HuddleError/attachmentMetadataTooLarge(size:limit:)``, ``HuddleError/notJoined``,
     ///   ``HuddleError/invalidated(_:)`` (this session is over),
-    ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/authorShareFull(what:limit:)``, ``HuddleError/diskFull(_:)``,
+    ///   ``HuddleError/journalFull(limit:)``, ``HuddleError/authorShareFull(_:limit:)``, ``HuddleError/storage(_:)``,
     ///   ``HuddleError/coding(_:)``.
-    public func add(_ data: Data, metadata: some Encodable & Sendable) async throws -> Attachment {
+    public func add(_ data: Data, metadata: some Encodable & Sendable) async throws(HuddleError) -> Attachment {
         try await add(data, encodedMetadata: Self.encode(metadata))
     }
 
     /// Adds `data` without metadata.
-    public func add(_ data: Data) async throws -> Attachment {
+    public func add(_ data: Data) async throws(HuddleError) -> Attachment {
         try await add(data, encodedMetadata: [])
     }
 
@@ -67,13 +82,15 @@ public final class Journal: Sendable {
     /// file is read once, in pieces, never whole into memory). Later changes to the file do not affect the
     /// attachment.
     ///
-    /// - Throws: as ``add(_:metadata:)``, and ``HuddleError/fileUnreadable(_:)``.
-    public func add(contentsOf fileURL: URL, metadata: some Encodable & Sendable) async throws -> Attachment {
+    /// - Throws: as ``add(_:metadata:)``, and ``HuddleError/storage(_:)`` when the file cannot be read.
+    public func add(
+        contentsOf fileURL: URL, metadata: some Encodable & Sendable
+    ) async throws(HuddleError) -> Attachment {
         try await add(contentsOf: fileURL, encodedMetadata: Self.encode(metadata))
     }
 
     /// Adds the contents of the file at `fileURL` without metadata.
-    public func add(contentsOf fileURL: URL) async throws -> Attachment {
+    public func add(contentsOf fileURL: URL) async throws(HuddleError) -> Attachment {
         try await add(contentsOf: fileURL, encodedMetadata: [])
     }
 
@@ -81,7 +98,7 @@ public final class Journal: Sendable {
     ///
     /// - Throws: ``HuddleError/attachmentRemoved`` if it is no longer in the journal, ``HuddleError/notJoined``,
     ///   ``HuddleError/invalidated(_:)``.
-    public func remove(_ attachment: Attachment) async throws {
+    public func remove(_ attachment: Attachment) async throws(HuddleError) {
         let id = attachment.id.attachmentID
         let refusal = try await engine.perform(in: context) { machine, endpoint, now in
             machine.updateJournal(&endpoint, now: now) { journal -> JournalError? in
@@ -100,22 +117,24 @@ public final class Journal: Sendable {
     /// advertise what they verified every 250 ms or 8 chunks).
     ///
     /// - Throws: ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)``.
-    public func holders(of attachment: Attachment) async throws -> Int {
+    public func holders(of attachment: Attachment) async throws(HuddleError) -> Int {
         let id = attachment.id.attachmentID
         return try await engine.perform(in: context) { machine, _, _ in machine.journal.state.completeHolders(id) }
     }
 
-    private func add(_ data: Data, encodedMetadata: [UInt8]) async throws -> Attachment {
+    private func add(_ data: Data, encodedMetadata: [UInt8]) async throws(HuddleError) -> Attachment {
         guard data.count <= Self.maxAttachmentSize else {
-            throw HuddleError.attachmentTooLarge(size: data.count, limit: Self.maxAttachmentSize)
+            throw .attachmentTooLarge(size: data.count, limit: Self.maxAttachmentSize)
         }
-        return try await add(metadata: encodedMetadata) { store, id in
-            try data.withUnsafeBytes { bytes in try store.importBytes(id, bytes) }
+        return try await add(metadata: encodedMetadata) { store, id throws(StorageError) in
+            // `withUnsafeBytes` rethrows untyped; the result carries the store's typed error out.
+            try data.withUnsafeBytes { bytes in Result { () throws(StorageError) in try store.importBytes(id, bytes) } }
+                .get()
         }
     }
 
-    private func add(contentsOf fileURL: URL, encodedMetadata: [UInt8]) async throws -> Attachment {
-        try await add(metadata: encodedMetadata) { store, id in
+    private func add(contentsOf fileURL: URL, encodedMetadata: [UInt8]) async throws(HuddleError) -> Attachment {
+        try await add(metadata: encodedMetadata) { store, id throws(StorageError) in
             try store.importFile(id, from: fileURL, limit: ProtocolLimits.maxAttachmentSize)
         }
     }
@@ -125,16 +144,18 @@ public final class Journal: Sendable {
     private func add(
         metadata: [UInt8],
         importing:
-            @escaping @Sendable (FileChunkStore, AttachmentID) throws -> (
+            @escaping @Sendable (FileChunkStore, AttachmentID) throws(StorageError) -> (
                 leaves: [UInt8], root: [UInt8], size: UInt64
             )
-    ) async throws -> Attachment {
+    ) async throws(HuddleError) -> Attachment {
         try context.requireJoined()
-        guard let store = context.journal.store else { throw HuddleError.notJoined }
+        guard let store = context.journal.store else { throw .notJoined }
         var random = SystemRandomGenerator()
         let id = AttachmentID(bytes: random.bytes(count: AttachmentID.length))!
-        let imported = try await Journal.Attachment.runBlocking { try importing(store, id) }
-        do {
+        let imported = try await Journal.Attachment.runBlocking { () throws(StorageError) in
+            try importing(store, id)
+        }
+        do throws(HuddleError) {
             let manifest: AttachmentManifest
             do throws(JournalError) {
                 manifest = try AttachmentManifest(
@@ -158,19 +179,19 @@ public final class Journal: Sendable {
             _ = try? await Journal.Attachment.runBlocking { store.delete(id) }
             throw error
         }
-        guard let attachment = context.journal.attachment(id) else { throw HuddleError.attachmentRemoved }
+        guard let attachment = context.journal.attachment(id) else { throw .attachmentRemoved }
         return attachment
     }
 
-    private static func encode(_ metadata: some Encodable) throws -> [UInt8] {
+    private static func encode(_ metadata: some Encodable) throws(HuddleError) -> [UInt8] {
         let bytes: Data
         do {
             bytes = try JSONEncoder().encode(metadata)
         } catch {
-            throw HuddleError.coding("attachment metadata: \(error)")
+            throw .coding(CodingFailure(.encoding, type(of: metadata), error))
         }
         guard bytes.count <= maxMetadataSize else {
-            throw HuddleError.attachmentMetadataTooLarge(size: bytes.count, limit: maxMetadataSize)
+            throw .attachmentMetadataTooLarge(size: bytes.count, limit: maxMetadataSize)
         }
         return Array(bytes)
     }

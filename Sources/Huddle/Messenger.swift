@@ -73,12 +73,12 @@ public final class Messenger: Sendable {
     @discardableResult
     public func send<Message: Encodable & Sendable>(
         _ message: Message, to recipients: Participants = .all
-    ) async throws -> MessageReceipt {
+    ) async throws(HuddleError) -> MessageReceipt {
         let payload: Data
         do {
             payload = try JSONEncoder().encode(message)
         } catch {
-            throw HuddleError.coding("\(Message.self): \(error)")
+            throw .coding(CodingFailure(.encoding, Message.self, error))
         }
         let envelope = MessageEnvelope(
             kind: .codable, typeName: MessageTypeName.of(Message.self), payload: Array(payload))
@@ -87,7 +87,7 @@ public final class Messenger: Sendable {
 
     /// Sends raw bytes; otherwise as ``send(_:to:)-(Message,_)``.
     @discardableResult
-    public func send(_ data: Data, to recipients: Participants = .all) async throws -> MessageReceipt {
+    public func send(_ data: Data, to recipients: Participants = .all) async throws(HuddleError) -> MessageReceipt {
         try await send(envelope: MessageEnvelope(kind: .raw, typeName: "", payload: Array(data)), to: recipients)
     }
 
@@ -104,13 +104,15 @@ public final class Messenger: Sendable {
         return await context.deliveries.outcome(of: receipt.id)
     }
 
-    private func send(envelope: MessageEnvelope, to recipients: Participants) async throws -> MessageReceipt {
+    private func send(
+        envelope: MessageEnvelope, to recipients: Participants
+    ) async throws(HuddleError) -> MessageReceipt {
         let bytes = envelope.encoded()
         switch deliveryMode {
         case .reliable where bytes.count > Self.maxMessageSize:
-            throw HuddleError.messageTooLarge(size: bytes.count, limit: Self.maxMessageSize)
+            throw .messageTooLarge(size: bytes.count, limit: Self.maxMessageSize)
         case .unreliable where bytes.count > Self.maxUnreliableMessageSize:
-            throw HuddleError.datagramTooLarge(size: bytes.count, limit: Self.maxUnreliableMessageSize)
+            throw .datagramTooLarge(size: bytes.count, limit: Self.maxUnreliableMessageSize)
         default:
             break
         }

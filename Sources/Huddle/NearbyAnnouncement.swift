@@ -25,12 +25,17 @@ public final class NearbyAnnouncement: Sendable {
     init(
         name: String, invitation: Invitation, channels: [any Channel], isLive: @escaping @Sendable () -> Bool,
         closeInvitation: @escaping @Sendable () async -> Void
-    ) throws {
+    ) throws(HuddleError) {
         self.name = name
         self.invitation = invitation
         self.closeInvitation = closeInvitation
         let beacon = NearbyBeacon(name: name, ticket: invitation.ticket).encoded()
-        let group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
+        let group: SocketAddress
+        do {
+            group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
+        } catch {
+            throw .localNetwork(.cannotSend(group: NearbyBeacon.group))
+        }
         task = Task {
             while !Task.isCancelled, isLive(), !invitation.isExpired() {
                 for channel in channels {
@@ -55,7 +60,7 @@ public final class NearbyAnnouncement: Sendable {
 
     /// Sockets that send beacons: bound to `bound` when the node listens on one IPv4 address, else one per IPv4
     /// interface that is up and supports multicast, each sending out of its own interface with TTL 1.
-    static func openChannels(bound: NetworkAddress) async throws -> [any Channel] {
+    static func openChannels(bound: NetworkAddress) async throws(HuddleError) -> [any Channel] {
         let boundHost =
             bound.family == .ipv4 ? bound.addressBytes.map(String.init).joined(separator: ".") : "\(bound)"
         let unspecified = bound.addressBytes.allSatisfy { $0 == 0 }
@@ -65,11 +70,9 @@ public final class NearbyAnnouncement: Sendable {
         } else if bound.family == .ipv4, !AdvertisedAddresses.isLoopback(bound) {
             hosts = [boundHost]
         } else {
-            throw HuddleError.localNetwork(
-                "this node listens on \(boundHost), where beacons cannot reach other machines: listen on 0.0.0.0 or "
-                    + "an IPv4 interface address to announce")
+            throw .localNetwork(.listensWhereBeaconsCannotReach(address: boundHost))
         }
-        guard !hosts.isEmpty else { throw HuddleError.localNetwork("no interface that is up supports multicast") }
+        guard !hosts.isEmpty else { throw .localNetwork(.noMulticastInterface) }
         var channels: [any Channel] = []
         for host in hosts {
             do {
@@ -88,7 +91,7 @@ public final class NearbyAnnouncement: Sendable {
             }
         }
         guard !channels.isEmpty else {
-            throw HuddleError.localNetwork("no interface could send to \(NearbyBeacon.group)")
+            throw .localNetwork(.cannotSend(group: NearbyBeacon.group))
         }
         return channels
     }

@@ -31,7 +31,7 @@ public struct NearbySession: Sendable {
     ///
     /// - Throws: ``HuddleError/localNetwork(_:)`` when the discovery port cannot be opened or no interface can join
     ///   the multicast group.
-    public static func browse() async throws -> AsyncStream<NearbySession> {
+    public static func browse() async throws(HuddleError) -> AsyncStream<NearbySession> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: NearbySession.self, bufferingPolicy: .bufferingNewest(64))
         let channel: any Channel
@@ -48,9 +48,16 @@ public struct NearbySession: Sendable {
                 .bind(host: "0.0.0.0", port: NearbyBeacon.port).get()
         } catch {
             continuation.finish()
-            throw HuddleError.localNetwork("cannot listen on UDP port \(NearbyBeacon.port): \(error)")
+            throw .localNetwork(.cannotListen(port: Int(NearbyBeacon.port), reason: "\(error)"))
         }
-        let group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
+        let group: SocketAddress
+        do {
+            group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
+        } catch {
+            try? await channel.close()
+            continuation.finish()
+            throw .localNetwork(.cannotSend(group: NearbyBeacon.group))
+        }
         var joined = 0
         for device in multicastDevices() {
             do {
@@ -63,7 +70,7 @@ public struct NearbySession: Sendable {
         guard joined > 0 else {
             try? await channel.close()
             continuation.finish()
-            throw HuddleError.localNetwork("no interface that is up supports multicast")
+            throw .localNetwork(.noMulticastInterface)
         }
         continuation.onTermination = { _ in channel.close(promise: nil) }
         return stream
@@ -75,7 +82,7 @@ public struct NearbySession: Sendable {
     /// stops iterating.
     ///
     /// - Throws: ``HuddleError/localNetwork(_:)``, as ``browse()``.
-    public static func watch() async throws -> AsyncStream<[NearbySession]> {
+    public static func watch() async throws(HuddleError) -> AsyncStream<[NearbySession]> {
         let heard = try await browse()
         let (stream, continuation) = AsyncStream.makeStream(
             of: [NearbySession].self, bufferingPolicy: .bufferingNewest(1))

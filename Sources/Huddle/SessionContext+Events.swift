@@ -29,8 +29,10 @@ extension SessionContext {
         case .joined:
             let found = ActivityCoding.identifier(of: activity.value) ?? "nothing"
             guard found == activityIdentifier else {
-                let error = HuddleError.activityMismatch(expected: activityIdentifier, found: found)
-                return .over(error, .joinFailed(error.description), reportingUnconfirmed: false)
+                return .over(
+                    .activityMismatch(expected: activityIdentifier, found: found),
+                    .joinFailed(.activityMismatch(expected: activityIdentifier, found: found)),
+                    reportingUnconfirmed: false)
             }
             state.update(.joined)
             return .joined
@@ -53,12 +55,13 @@ extension SessionContext {
             guard let by else { return .none }
             let reason = InvalidationReason.ended(by: Participant(by))
             return .over(.invalidated(reason), reason, reportingUnconfirmed: true)
-        case .joinFailed(let reason):
-            return .over(.joinFailed(reason), .joinFailed(reason), reportingUnconfirmed: false)
+        case .joinFailed(let cause):
+            let failure = JoinFailure(cause)
+            return .over(.joinFailed(failure), .joinFailed(failure), reportingUnconfirmed: false)
         case .joinTimedOut(let after):
             guard case .waiting = state.value else { return .none }
             return .over(
-                .joinTimedOut(after), .joinFailed("no member answered within \(after)"),
+                .joinTimedOut(after), .joinFailed(.noAnswer(within: after)),
                 reportingUnconfirmed: false)
         case .undelivered(let peer, _, let messages, let reason):
             let tags = messages.compactMap { $0.channel == messengerChannel ? $0.tag : nil }

@@ -30,7 +30,7 @@ extension SessionEngine {
             joinCompleted = false
             let waiters = joinWaiters
             joinWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
+            for waiter in waiters { waiter.resume(returning: .success(())) }
         }
         guard let context, !context.isInvalidated else { return }
         for event in output.journalEvents { context.journal.apply(event) }

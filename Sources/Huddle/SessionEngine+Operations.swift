@@ -15,8 +15,10 @@ extension SessionEngine {
     ///   not joined yet; ``HuddleError/transport(_:)`` when the node is shut down; what `body` throws.
     func perform<Result: Sendable>(
         in context: SessionContext,
-        _ body: @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) throws -> Result
-    ) async throws -> Result {
+        _ body:
+            @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) throws(HuddleError)
+            -> Result
+    ) async throws(HuddleError) -> Result {
         try context.requireJoined()
         guard context === self.context else { throw HuddleError.notJoined }
         return try await performOnCore(generation: generation, body)
@@ -26,8 +28,10 @@ extension SessionEngine {
     /// endpoint, then dispatches what it produced.
     func performOnCore<Result: Sendable>(
         generation: Int? = nil,
-        _ body: @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) throws -> Result
-    ) async throws -> Result {
+        _ body:
+            @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) throws(HuddleError)
+            -> Result
+    ) async throws(HuddleError) -> Result {
         let loop = self.loop
         let performed: (Result, LoopSession.Output)
         do {
@@ -38,8 +42,13 @@ extension SessionEngine {
                 let result = try body(&loop.value!.machine, &endpoint, now)
                 return (result, loop.value!.drain())
             }
+        } catch let error as HuddleError {
+            throw error
         } catch let error as TransportError {
-            throw HuddleError.transport(error)
+            throw .transport(error)
+        } catch {
+            // The loop refuses work only once it is shut down, which for the application is a closed node.
+            throw .transport(.driverClosed)
         }
         await dispatch(performed.1)
         return performed.0

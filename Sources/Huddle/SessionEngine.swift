@@ -78,7 +78,7 @@ actor SessionEngine {
     var generation = 0
     /// The session the node is in (or was in last).
     var context: SessionContext?
-    var joinWaiters: [CheckedContinuation<Void, any Error>] = []
+    var joinWaiters: [CheckedContinuation<Result<Void, HuddleError>, Never>] = []
     /// Set when the departure settled (or the session was torn down); ``depart(endingSession:)`` then waits no more.
     var departed = false
     /// Those waiting for the current departure to settle.
@@ -153,8 +153,8 @@ actor SessionEngine {
     // MARK: - Session life
 
     /// Starts or joins the session `context` describes; returns once it is joined.
-    func begin(_ context: SessionContext) async throws {
-        if let current = self.context, !current.isInvalidated { throw HuddleError.alreadyInSession }
+    func begin(_ context: SessionContext) async throws(HuddleError) {
+        if let current = self.context, !current.isInvalidated { throw .alreadyInSession }
         self.context = context
         router.clearUnclaimed()
         departed = false
@@ -168,10 +168,15 @@ actor SessionEngine {
             context.state.update(.joined)
         case .join(let invitation):
             let started = ContinuousClock.now
-            guard !invitation.isExpired() else { throw HuddleError.invitationExpired(invitation.expiresAt) }
-            let membership = try SessionMembership(
-                joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
-                members: invitation.members.map { (staticKey: $0.staticKey, addresses: [$0.address]) })
+            guard !invitation.isExpired() else { throw .invitationExpired(invitation.expiresAt) }
+            let membership: SessionMembership
+            do {
+                membership = try SessionMembership(
+                    joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
+                    members: invitation.members.map { (staticKey: $0.staticKey, addresses: [$0.address]) })
+            } catch {
+                throw .joinFailed(.invitationUnusable)
+            }
             // The ticket's relays carry the first handshake when the members named cannot be reached directly.
             let relays = invitation.relays
             try await install(membership) { _, endpoint, now in
@@ -187,10 +192,12 @@ actor SessionEngine {
     func install(
         _ membership: SessionMembership,
         then body: @escaping @Sendable (inout SessionMachine<FileChunkStore>, inout Endpoint, Instant) -> Void
-    ) async throws {
+    ) async throws(HuddleError) {
         let directory = dataRoot.appending(path: membership.session.description)
         // Creating the directory is file I/O too: off the loop (a store error becomes a HuddleError there).
-        let store = try await Journal.Attachment.runBlocking { try FileChunkStore(directory: directory) }
+        let store = try await Journal.Attachment.runBlocking { () throws(StorageError) in
+            try FileChunkStore(directory: directory)
+        }
         context?.journal.store = store
         generation += 1
         let generation = self.generation
@@ -198,20 +205,26 @@ actor SessionEngine {
         let storeWorker = makeStoreWorker(store: store, generation: generation)
         // ``begin(_:)`` set the context before installing its machine.
         let deliveries = context?.deliveries ?? DeliveryLedger()
-        let output = try await driver.perform { endpoint, now in
-            // Invitations expire at wall-clock times; the machine reads no clock, so it is told where the driver's
-            // clock stands against the wall clock.
-            let wallClockAtZero = Date().timeIntervalSince1970 - Double(now.nanoseconds) / 1e9
-            var session = LoopSession(
-                machine: SessionMachine(
-                    local: endpoint.staticKey, store: store, defersStoreActions: true, timing: Self.timing,
-                    wallClockAtZero: wallClockAtZero),
-                storeWorker: storeWorker, generation: generation, deliveries: deliveries)
-            session.machine.start(membership, endpoint: &endpoint, now: now)
-            body(&session.machine, &endpoint, now)
-            let output = session.drain()
-            loop.value = session
-            return output
+        let output: LoopSession.Output
+        do {
+            output = try await driver.perform { endpoint, now in
+                // Invitations expire at wall-clock times; the machine reads no clock, so it is told where the driver's
+                // clock stands against the wall clock.
+                let wallClockAtZero = Date().timeIntervalSince1970 - Double(now.nanoseconds) / 1e9
+                var session = LoopSession(
+                    machine: SessionMachine(
+                        local: endpoint.staticKey, store: store, defersStoreActions: true, timing: Self.timing,
+                        wallClockAtZero: wallClockAtZero),
+                    storeWorker: storeWorker, generation: generation, deliveries: deliveries)
+                session.machine.start(membership, endpoint: &endpoint, now: now)
+                body(&session.machine, &endpoint, now)
+                let output = session.drain()
+                loop.value = session
+                return output
+            }
+        } catch {
+            // `perform` refuses work only once the driver is closed (its body throws nothing).
+            throw .transport(.driverClosed)
         }
         await dispatch(output)
     }
@@ -240,17 +253,18 @@ actor SessionEngine {
 
     /// Returns once the machine reports `.joined`; throws when joining fails (the machine's `.joinTimedOut` after
     /// ``SessionTiming/joinTimeout`` among the reasons).
-    func waitForJoin(_ context: SessionContext) async throws {
+    func waitForJoin(_ context: SessionContext) async throws(HuddleError) {
         if case .joined = context.state.value { return }
-        try await withCheckedThrowingContinuation { continuation in
+        let outcome = await withCheckedContinuation { continuation in
             joinWaiters.append(continuation)
         }
+        try outcome.get()
     }
 
     func failJoin(_ error: HuddleError) {
         let waiters = joinWaiters
         joinWaiters.removeAll()
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in waiters { waiter.resume(returning: .failure(error)) }
     }
 
     /// Announces departure, waits (briefly: ``SessionTiming/departureTimeout``) for it to be acknowledged, then closes
@@ -266,7 +280,7 @@ actor SessionEngine {
     }
 
     /// Ends the session for everyone.
-    func end(_ context: SessionContext) async throws {
+    func end(_ context: SessionContext) async throws(HuddleError) {
         try context.requireJoined()
         await depart(endingSession: true)
         reportUnconfirmed()

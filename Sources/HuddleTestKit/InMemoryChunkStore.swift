@@ -11,12 +11,19 @@ public struct InMemoryChunkStore: JournalChunkStore, Sendable {
     /// Writes so far.
     public private(set) var writes = 0
 
+    /// The error a write past ``capacity`` throws (as ``JournalStoreError/outOfSpace(_:)``).
+    public struct Full: Error, CustomStringConvertible {
+        /// The store's capacity in chunks.
+        public let capacity: Int
+        public var description: String { "the in-memory store holds \(capacity) chunks" }
+    }
+
     /// An empty store.
     public init() {}
 
     public mutating func write(_ id: AttachmentID, index: Int, bytes: [UInt8]) throws {
         if let capacity, chunks.values.reduce(0, { $0 + $1.count }) >= capacity {
-            throw JournalStoreError.outOfSpace("the in-memory store holds \(capacity) chunks")
+            throw JournalStoreError.outOfSpace(Full(capacity: capacity))
         }
         chunks[id, default: [:]][index] = bytes
         writes += 1

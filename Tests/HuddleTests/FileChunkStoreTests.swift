@@ -127,10 +127,10 @@ struct FileChunkStoreTests {
         try withTemporaryDirectory { temporary in
             let store = try makeStore(in: temporary)
             let id = Self.id(1)
-            #expect(throws: FileChunkStoreError.self) {
+            #expect(throws: StorageError.self) {
                 try store.writeChunk(id, index: 0, bytes: [UInt8](repeating: 0, count: Self.chunk + 1))
             }
-            #expect(throws: FileChunkStoreError.self) { try store.writeChunk(id, index: -1, bytes: [1]) }
+            #expect(throws: StorageError.self) { try store.writeChunk(id, index: -1, bytes: [1]) }
             #expect(store.storedIndices(id) == [])
         }
     }
@@ -244,7 +244,7 @@ struct FileChunkStoreTests {
             let id = Self.id(6)
             let source = temporary.appendingPathComponent("big.bin")
             try Data(Self.randomBytes(Self.chunk + 1, seed: 6)).write(to: source)
-            #expect(throws: FileChunkStoreError.tooLarge(size: UInt64(Self.chunk + 1), limit: UInt64(Self.chunk))) {
+            #expect(throws: StorageError.tooLarge(size: UInt64(Self.chunk + 1), limit: UInt64(Self.chunk))) {
                 try store.importFile(id, from: source, limit: UInt64(Self.chunk))
             }
             #expect(!exists(store.dataURL(id)))
@@ -262,12 +262,12 @@ struct FileChunkStoreTests {
             let index = store.directory.appendingPathComponent(FileChunkStore.fileName(id) + ".index")
             try FileManager.default.createDirectory(at: index, withIntermediateDirectories: false)
             let bytes = Self.randomBytes(Self.chunk + 9, seed: 8)
-            #expect(throws: FileChunkStoreError.io(operation: "open", path: index.path, errno: EISDIR)) {
+            #expect(throws: StorageError.io(operation: "open", path: index.path, errno: EISDIR)) {
                 try bytes.withUnsafeBytes { try store.importBytes(id, $0) }
             }
             let source = temporary.appendingPathComponent("source.bin")
             try Data(bytes).write(to: source)
-            #expect(throws: FileChunkStoreError.io(operation: "open", path: index.path, errno: EISDIR)) {
+            #expect(throws: StorageError.io(operation: "open", path: index.path, errno: EISDIR)) {
                 try store.importFile(id, from: source, limit: 1 << 20)
             }
             #expect(!exists(store.dataURL(id)))
@@ -282,10 +282,10 @@ struct FileChunkStoreTests {
             let fifo = temporary.appendingPathComponent("pipe")
             #expect(mkfifo(fifo.path, 0o600) == 0)
             for (path, kind) in [("/dev/zero", "a character device"), (fifo.path, "a FIFO")] {
-                #expect(throws: FileChunkStoreError.notRegularFile(path: path, kind: kind)) {
+                #expect(throws: StorageError.notRegularFile(path: path, kind: kind)) {
                     try store.importFile(Self.id(7), from: URL(fileURLWithPath: path), limit: 1 << 20)
                 }
-                let message = HuddleError(FileChunkStoreError.notRegularFile(path: path, kind: kind)).description
+                let message = HuddleError(StorageError.notRegularFile(path: path, kind: kind)).description
                 #expect(message == "cannot share \(path): not a regular file (\(kind)); share a regular file")
                 #expect(!message.contains("Invalid argument"))
             }
@@ -294,14 +294,14 @@ struct FileChunkStoreTests {
 
     @Test("Store failures read as one sentence through HuddleError: nothing said twice")
     func publicErrorWording() {
-        let full = HuddleError(FileChunkStoreError.diskFull(path: "/data/a.data")).description
+        let full = HuddleError(StorageError.diskFull(path: "/data/a.data")).description
         #expect(full.components(separatedBy: "disk is full").count == 2, "\(full)")
         #expect(full.contains("/data/a.data"))
         let fromCore = HuddleError(
-            JournalStoreError.outOfSpace(FileChunkStoreError.diskFull(path: "/data/b.data").description)
+            JournalStoreError.outOfSpace(StorageError.diskFull(path: "/data/b.data"))
         ).description
         #expect(fromCore.components(separatedBy: "disk is full").count == 2, "\(fromCore)")
-        let unreadable = HuddleError(FileChunkStoreError.unreadable(path: "/a/b", errno: ENOENT)).description
+        let unreadable = HuddleError(StorageError.unreadable(path: "/a/b", errno: ENOENT)).description
         #expect(unreadable == "cannot read /a/b: No such file or directory")
     }
 
@@ -311,15 +311,15 @@ struct FileChunkStoreTests {
             let store = try makeStore(in: temporary)
             let id = Self.id(6)
             let missing = temporary.appendingPathComponent("missing.bin")
-            #expect(throws: FileChunkStoreError.unreadable(path: missing.path, errno: ENOENT)) {
+            #expect(throws: StorageError.unreadable(path: missing.path, errno: ENOENT)) {
                 try store.importFile(id, from: missing, limit: 1 << 20)
             }
-            #expect(throws: FileChunkStoreError.unreadable(path: temporary.path, errno: EISDIR)) {
+            #expect(throws: StorageError.unreadable(path: temporary.path, errno: EISDIR)) {
                 try store.importFile(id, from: temporary, limit: 1 << 20)
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory.path).isEmpty)
             #expect(
-                FileChunkStoreError.unreadable(path: "/a/b", errno: ENOENT).description
+                StorageError.unreadable(path: "/a/b", errno: ENOENT).description
                     == "cannot read /a/b: No such file or directory")
         }
     }
@@ -347,8 +347,8 @@ struct FileChunkStoreTests {
             // Asking for more than the data file holds fails before allocating or writing anything.
             let id = Self.id(1)
             let destination = outputs.appendingPathComponent("short.bin")
-            #expect(throws: FileChunkStoreError.self) { try store.copyData(id, size: 2, to: destination) }
-            #expect(throws: FileChunkStoreError.self) { try store.readData(id, size: 1 << 40) }
+            #expect(throws: StorageError.self) { try store.copyData(id, size: 2, to: destination) }
+            #expect(throws: StorageError.self) { try store.readData(id, size: 1 << 40) }
             #expect(!exists(destination))
             #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path).count == 4)
         }
@@ -399,7 +399,7 @@ struct FileChunkStoreTests {
                     break
                 }
             }
-            let error = try #require(failure as? FileChunkStoreError)
+            let error = try #require(failure as? StorageError)
             guard case .diskFull(let path) = error else {
                 Issue.record("expected diskFull, got \(error)")
                 return
@@ -413,7 +413,7 @@ struct FileChunkStoreTests {
             store.delete(id)
             let other = Self.id(10)
             let bytes = Self.randomBytes(2 << 20, seed: 10)
-            #expect(throws: FileChunkStoreError.diskFull(path: store.dataURL(other).path)) {
+            #expect(throws: StorageError.diskFull(path: store.dataURL(other).path)) {
                 try bytes.withUnsafeBytes { try store.importBytes(other, $0) }
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory.path).isEmpty)

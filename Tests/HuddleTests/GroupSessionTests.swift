@@ -180,12 +180,16 @@ struct GroupSessionTests {
             Issue.record("no error")
         } catch HuddleError.messageTooLarge(let size, let limit) {
             #expect(size > limit)
+        } catch {
+            Issue.record("unexpected error: \(error)")
         }
         let unreliable = Messenger(session: session, deliveryMode: .unreliable)
         do {
             try await unreliable.send(Data(count: 2000))
             Issue.record("no error")
         } catch HuddleError.datagramTooLarge {
+        } catch {
+            Issue.record("unexpected error: \(error)")
         }
     }
 }

@@ -14,14 +14,17 @@ struct HuddleErrorMappingTests {
             return
         }
         #expect(limit == 1_024)
-        for (what, limit) in [(JournalError.attachmentsByOneAuthor, 128), (JournalError.bytesByOneAuthor, 1 << 30)] {
+        let bounds: [(String, Journal.AuthorBound, Int)] = [
+            (JournalError.attachmentsByOneAuthor, .attachments, 128), (JournalError.bytesByOneAuthor, .bytes, 1 << 30),
+        ]
+        for (what, expected, limit) in bounds {
             let error = HuddleError(JournalError.limitExceeded(what: what, limit: limit))
             guard case .authorShareFull(let named, let bound) = error else {
                 Issue.record("\(error)")
                 continue
             }
-            #expect(named == what && bound == limit)
-            #expect(error.description.contains(what), "\(error)")
+            #expect(named == expected && bound == limit)
+            #expect(error.description.contains("\(expected)"), "\(error)")
         }
     }
 }

@@ -141,6 +141,8 @@ struct MessengerTests {
             Issue.record("no error")
         } catch HuddleError.notAParticipant(let who) {
             #expect(who.name == "nobody")
+        } catch {
+            Issue.record("unexpected error: \(error)")
         }
         _ = guestSession
     }

@@ -30,7 +30,7 @@ extension JournalChunkStore {
             } catch let error as JournalStoreError {
                 return .written(id, index: index, failure: error)
             } catch {
-                return .written(id, index: index, failure: .failed("\(error)"))
+                return .written(id, index: index, failure: .failed(error))
             }
         case .readChunk(let id, let index, let peer):
             let bytes = read(id, index: index).flatMap { bytes in

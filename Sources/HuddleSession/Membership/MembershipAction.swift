@@ -28,7 +28,7 @@ public enum MembershipAction: Sendable {
     /// The session ended for everyone; `by` is the member who ended it (`nil`: this node).
     case ended(by: MemberRecord?)
     /// Joining failed.
-    case joinFailed(String)
+    case joinFailed(JoinFailureCause)
 
     /// Why a participant stopped being active.
     public enum DepartureReason: Sendable, Hashable {

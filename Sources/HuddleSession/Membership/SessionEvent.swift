@@ -15,8 +15,8 @@ public enum SessionEvent: Sendable {
     case activityChanged(ActivityRecord)
     /// The session ended for everyone (`by` is `nil` when this node ended it).
     case ended(by: MemberRecord?)
-    /// Joining failed, with a reason a person can read.
-    case joinFailed(String)
+    /// Joining failed.
+    case joinFailed(JoinFailureCause)
     /// A reliable message from a member, on an application channel.
     case message(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram from a member.

@@ -221,7 +221,7 @@ public struct SessionMembership: Sendable {
             switch join.connectionClosed(key, connected: reachability.connected) {
             case .ask(let next): requestJoin(from: next)
             case .redial(let sponsor, let addresses): actions.append(.dial(sponsor, addresses: addresses))
-            case .fail: actions.append(.joinFailed("the member that was letting this node in disconnected"))
+            case .fail: actions.append(.joinFailed(.sponsorDisconnected))
             case nil: break
             }
         case .member:
@@ -237,7 +237,7 @@ public struct SessionMembership: Sendable {
         switch phase {
         case .joining:
             if join.hintFailed(key) {
-                actions.append(.joinFailed("no member named in the invitation could be reached"))
+                actions.append(.joinFailed(.noMemberReachable))
             }
         case .member:
             guard !reachability.isConnected(key) else { return }

@@ -6,9 +6,10 @@
     import Darwin
 #endif
 
-/// Why the on-disk attachment store could not do something. Each description is a sentence for the person at the
-/// screen: it names the file involved and, where the system gave a reason, the system's wording of it.
-public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why the node's attachment store, or a file given to it, could not be used: the payload of
+/// ``HuddleError/storage(_:)``. Each description is a sentence for the person at the screen: it names the file involved
+/// and, where the system gave a reason, the system's wording of it.
+public enum StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file system has no space (or the user's quota is used up) for `path`. Chunks already stored are kept.
     case diskFull(path: String)
     /// A file given to share has `size` bytes, more than `limit`. When the file grew while it was read, `size` is how
@@ -55,3 +56,7 @@ public enum FileChunkStoreError: Error, Sendable, Hashable, CustomStringConverti
         String(cString: strerror(code))
     }
 }
+
+/// The earlier name of ``StorageError``.
+@available(*, deprecated, renamed: "StorageError")
+public typealias FileChunkStoreError = StorageError

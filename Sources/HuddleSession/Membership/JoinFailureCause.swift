@@ -1,0 +1,14 @@
+/// Why the membership machine gave up joining (the join timeout is its own event, ``SessionEvent/joinTimedOut(after:)``).
+public enum JoinFailureCause: Sendable, Hashable, CustomStringConvertible {
+    /// The member that was letting this node in (the sponsor) disconnected before sending WELCOME.
+    case sponsorDisconnected
+    /// Every member the invitation names was tried, directly and through the ticket's relays, and none answered.
+    case noMemberReachable
+
+    public var description: String {
+        switch self {
+        case .sponsorDisconnected: "the member that was letting this node in disconnected"
+        case .noMemberReachable: "no member named in the invitation could be reached"
+        }
+    }
+}
