@@ -22,6 +22,9 @@ public struct DeliveryFailure: Sendable, Hashable, CustomStringConvertible {
         case restarted
         /// This node left the session, or the session ended, before the participant confirmed delivery.
         case sessionEnded
+        /// The participant was removed from the session (``GroupSession/remove(_:)``), or this node was, before the
+        /// participant confirmed delivery.
+        case removed
     }
 
     /// The participant the messages were for.
@@ -66,6 +69,7 @@ extension DeliveryFailure.Reason {
         case .unreachable: self = .unreachable
         case .restarted: self = .restarted
         case .sessionEnded: self = .sessionEnded
+        case .removed: self = .removed
         }
     }
 }

@@ -26,6 +26,8 @@ public enum InvalidationReason: Sendable, Hashable, CustomStringConvertible {
     case joinFailed(JoinFailure)
     /// The node shut down.
     case nodeShutDown
+    /// A member removed this node (`by`: that member, when this node knew it).
+    case removed(by: Participant?)
 
     public var description: String {
         switch self {
@@ -33,6 +35,7 @@ public enum InvalidationReason: Sendable, Hashable, CustomStringConvertible {
         case .ended(let by): by.map { "ended by \($0)" } ?? "ended by this node"
         case .joinFailed(let reason): "join failed: \(reason)"
         case .nodeShutDown: "the node shut down"
+        case .removed(let by): by.map { "removed by \($0)" } ?? "removed from the session"
         }
     }
 }

@@ -28,6 +28,11 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case datagramTooLarge(size: Int, limit: Int)
     /// The recipient is not an active participant.
     case notAParticipant(Participant)
+    /// The session's removal policy does not let this node remove participants (or the session has no charter:
+    /// its creator runs an older version).
+    case removalNotPermitted(RemovalPolicy?)
+    /// ``GroupSession/remove(_:)`` named this node itself; call ``GroupSession/leave()`` instead.
+    case cannotRemoveSelf
     /// The receipt was not given by this session's messengers (it belongs to another session).
     case foreignReceipt(MessageReceipt)
     /// A value could not be encoded or decoded; the payload names the type and what the coder said.
@@ -73,6 +78,10 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .datagramTooLarge(let size, let limit):
             "an unreliable message of \(size) bytes does not fit one datagram (limit \(limit)); use .reliable"
         case .notAParticipant(let participant): "\(participant) is not an active participant"
+        case .removalNotPermitted(let policy):
+            policy.map { "this participant may not remove others: \($0)" }
+                ?? "this session has no removal policy (its creator runs an older version): nobody may remove"
+        case .cannotRemoveSelf: "a participant cannot remove itself; leave the session instead"
         case .foreignReceipt(let receipt):
             "\(receipt) of session \(receipt.session) was not sent in this session"
         case .coding(let failure): "\(failure)"

@@ -224,17 +224,22 @@ public final class HuddleNode: Sendable {
             MemberRecord(identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0))
     }
 
-    /// A new session for `activity`, with this node as its first member; it is ``GroupSessionState/waiting``
-    /// until ``GroupSession/join()``.
+    /// A new session for `activity`, with this node as its first member and creator; it is
+    /// ``GroupSessionState/waiting`` until ``GroupSession/join()``. `removalPolicy` says who may remove participants
+    /// (``GroupSession/remove(_:)``); the creator signs it and every member enforces it.
     public func activate<Activity: GroupActivity>(
-        _ activity: Activity
+        _ activity: Activity, removalPolicy: RemovalPolicy = .creatorOnly
     ) async throws(HuddleError) -> GroupSession<Activity> {
         var random = SystemRandomGenerator()
-        let session = SessionID(bytes: random.bytes(count: SessionID.length))!
+        // The session's id derives from its creator's key and a nonce, which binds the creator to it (the charter).
+        let charter = SessionCharter(
+            signingKey: identity.signingKey, nonce: random.bytes(count: SessionCharter.nonceLength),
+            policy: removalPolicy.charterPolicy)
+        let session = charter.session
         let secret = SecureBytes(count: 32, using: &random)
         let local = MemberRecord(
             identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0)
-        let membership = SessionMembership(starting: session, local: local, sessionSecret: secret)
+        let membership = SessionMembership(starting: session, local: local, sessionSecret: secret, charter: charter)
         let context = SessionContext(
             id: session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
             plan: .start(membership), activity: try ActivityCoding.encode(activity))

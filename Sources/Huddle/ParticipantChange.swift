@@ -18,6 +18,8 @@ public enum ParticipantChange: Sendable, Hashable {
         case unreachable
         /// It crashed and rejoined: the participant it was lost its state, and a `.joined` for it follows.
         case restarted
+        /// A member removed it (``GroupSession/remove(_:)``): it cannot come back with any invitation it knew.
+        case removed
     }
 }
 
@@ -27,6 +29,7 @@ extension ParticipantChange.DepartureReason {
         case .left: self = .left
         case .unreachable: self = .unreachable
         case .restarted: self = .restarted
+        case .removed: self = .removed
         }
     }
 }

@@ -55,6 +55,9 @@ extension SessionContext {
             guard let by else { return .none }
             let reason = InvalidationReason.ended(by: Participant(by))
             return .over(.invalidated(reason), reason, reportingUnconfirmed: true)
+        case .removed(let by):
+            let reason = InvalidationReason.removed(by: by.map { directory.participant($0) })
+            return .over(.invalidated(reason), reason, reportingUnconfirmed: true)
         case .joinFailed(let cause):
             let failure = JoinFailure(cause)
             return .over(.joinFailed(failure), .joinFailed(failure), reportingUnconfirmed: false)

@@ -16,6 +16,10 @@ extension ProtocolLimits {
     /// handshake here or leaves. Honest bursts larger than this lose nothing: a welcomed member dials every member of
     /// its roster and sends its own record over the connection, which is always taken.
     public static let maxUnconfirmedMembersPerIntroducer = 32
+    /// Removals a member remembers, and so identities it keeps shut out: 256 (a roster's worth). Beyond it the oldest
+    /// removal is forgotten; its member stays out of the session admission (its secret rotated away) and of every
+    /// invitation open when it was removed (they closed), so only a ticket made later lets it in again.
+    public static let maxRemovals = 256
     /// The longest member display name, in UTF-8 bytes: 64.
     public static let maxMemberNameBytes = 64
     /// The most addresses a member record lists: 8.

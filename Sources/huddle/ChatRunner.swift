@@ -8,7 +8,10 @@ import Huddle
 
 /// Runs a joined chat session: prints participant changes, messages and attachments, and reads commands from
 /// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
-/// `/get ID PATH`, `/rm ID`, `/leave`, `/end`, `/help`).
+/// `/get ID PATH`, `/rm ID`, `/remove NAME`, `/leave`, `/end`, `/help`).
+///
+/// Exit status: 0 when the run ends by leaving, ending or the session's end; ``removedExitStatus`` (4) when a member
+/// removed this node.
 struct ChatRunner {
     /// What standard input takes, for `huddle help host` / `help join`.
     static let commandHelp = """
@@ -20,6 +23,8 @@ struct ChatRunner {
           /ls           list attachments: id, name, size, holders, progress
           /get ID PATH  save an attachment once complete (any unique prefix of the id works)
           /rm ID        remove an attachment for everyone
+          /remove NAME  remove a participant for everyone (name or id prefix; by default only the session's
+                        creator may); it cannot come back with any ticket it saw
           /leave        leave (the session goes on without this node); confirmed by `left`
           /end          end the session for everyone
           /help         list these commands
@@ -32,11 +37,15 @@ struct ChatRunner {
     let output: EventOutput
     let stay: Bool
 
+    /// The exit status when a member removed this node.
+    static let removedExitStatus: Int32 = 4
+
     /// How the run ended.
     enum Outcome: Sendable {
         case leave
         case ended
         case sessionOver(String)
+        case removed(by: Participant?)
     }
 
     /// Runs until the person leaves, the input ends (unless `--stay`), a signal arrives, or the session ends.
@@ -88,6 +97,7 @@ struct ChatRunner {
             }
             group.addTask {
                 for await state in session.stateUpdates {
+                    if case .invalidated(.removed(let by)) = state { return .removed(by: by) }
                     if case .invalidated(let reason) = state { return .sessionOver("\(reason)") }
                 }
                 return nil
@@ -115,11 +125,16 @@ struct ChatRunner {
             break
         case .sessionOver(let reason):
             output.emit("session-over", ["reason": .string(reason)], text: "session over: \(reason)")
+        case .removed(let by):
+            output.emit(
+                "removed", ["by": by.map { .string($0.id) } ?? .null, "by_name": by.map { .string($0.name) } ?? .null],
+                text: "removed from the session" + (by.map { " by \($0)" } ?? ""))
         }
         await node.shutdown()
         await printer.value
         await reporter.value
         await dropReporter.value
+        if case .removed = outcome { return Self.removedExitStatus }
         return 0
     }
 
@@ -147,6 +162,8 @@ struct ChatRunner {
                 }
             case "/peers":
                 await printPeers()
+            case let command where command.hasPrefix("/remove "):
+                await remove(String(command.dropFirst("/remove ".count)).trimmingCharacters(in: .whitespaces))
             case "/help":
                 output.emit(
                     "help", ["text": .string(Self.commandHelp)],
@@ -155,8 +172,8 @@ struct ChatRunner {
                 if text.hasPrefix("/") {
                     output.error(
                         code: "unknown-command",
-                        "unknown command \(text); /help lists them: /invite, /peers, /share, /ls, /get, /rm, /leave, "
-                            + "/end")
+                        "unknown command \(text); /help lists them: /invite, /peers, /share, /ls, /get, /rm, /remove, "
+                            + "/leave, /end")
                     continue
                 }
                 do {
@@ -168,6 +185,27 @@ struct ChatRunner {
         }
         // End of input: leave, unless told to stay (then a signal or the session's end finishes the run).
         return stay ? nil : .leave
+    }
+
+    /// Removes the participant named `name` (its name, or a prefix of its id); the change stream then prints
+    /// `participant-removed`.
+    private func remove(_ name: String) async {
+        let others = session.activeParticipants.filter { $0 != session.localParticipant }
+        let byName = others.filter { $0.name == name }
+        let matches = byName.isEmpty ? others.filter { !name.isEmpty && $0.id.hasPrefix(name.lowercased()) } : byName
+        guard matches.count == 1, let participant = matches.first else {
+            output.error(
+                code: "remove-failed",
+                matches.isEmpty
+                    ? "no participant named \(name); /peers lists them"
+                    : "\(matches.count) participants match \(name); give a longer id prefix")
+            return
+        }
+        do {
+            try await session.remove(participant)
+        } catch {
+            output.error(code: "remove-failed", "\(error)")
+        }
     }
 
     private func printPeers() async {

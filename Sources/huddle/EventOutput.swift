@@ -219,6 +219,10 @@ struct EventOutput: Sendable {
             emit(
                 "participant-joined", ["participant": .string(participant.id), "name": .string(participant.name)],
                 text: "+ \(participant) joined")
+        case .left(let participant, .removed):
+            emit(
+                "participant-removed", ["participant": .string(participant.id), "name": .string(participant.name)],
+                text: "- \(participant) was removed")
         case .left(let participant, let reason):
             emit(
                 "participant-left",
@@ -234,6 +238,7 @@ struct EventOutput: Sendable {
         case .left: "left"
         case .unreachable: "is unreachable"
         case .restarted: "restarted"
+        case .removed: "was removed"
         }
     }
 

@@ -14,10 +14,10 @@ struct ControlVectorTests {
     static let messages: CaseFilter = { $0.has("message") }
     static let ignored: CaseFilter = { $0.has("ignored") }
 
-    @Test("Every case of control.json is checked (13 cases)")
+    @Test("Every case of control.json is checked (16 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 13,
+            of: Self.file, count: 16,
             groups: [("record", Self.records), ("message", Self.messages), ("ignored", Self.ignored)])
     }
 
@@ -47,6 +47,24 @@ struct ControlVectorTests {
         #expect(try UInt64(MembershipMessage.channel.rawValue) == vector.uint64("channel"))
         #expect(membershipJSON(try MembershipMessage(decoding: encoded)) == fields)
         #expect(try hexString(membershipMessage(fields).encoded()) == hexString(encoded))
+    }
+
+    @Test("The charter derives the session id and the creator signed it; the removal's signature verifies")
+    func boundarySignatures() throws {
+        let file = try VectorFile.load(Self.file)
+        let session = try #require(SessionID(bytes: try file.document.value("inputs").bytes("charter_session_id")))
+        guard case .charter(let charter) = try MembershipMessage(decoding: try file("charter").bytes("encoded")),
+            case .memberRemoved(let removal) = try MembershipMessage(
+                decoding: try file("member_removed").bytes("encoded"))
+        else {
+            Issue.record("the vectors do not decode as a charter and a removal")
+            return
+        }
+        #expect(charter.session == session && charter.isValid(for: session))
+        #expect(removal.isValid(for: session))
+        // The same bytes for another session prove nothing.
+        let other = try #require(SessionID(bytes: try file.document.value("inputs").bytes("session_id")))
+        #expect(!charter.isValid(for: other) && !removal.isValid(for: other))
     }
 
     @Test(
@@ -127,6 +145,21 @@ func membershipJSON(_ message: MembershipMessage) -> JSON {
         return ["type": "invitation_opened", "secret": .hex(grant.secret.bytes), "expiry": .int(grant.expiresAt)]
     case .sessionEnded(let by):
         return ["type": "session_ended", "signing_key": .hex(by.bytes)]
+    case .charter(let charter):
+        return [
+            "type": "charter", "creator": .hex(charter.creator.bytes), "nonce": .hex(charter.nonce),
+            "policy": .int(UInt64(charter.policy.rawValue)), "signature": .hex(charter.signature),
+        ]
+    case .memberRemoved(let removal):
+        return [
+            "type": "member_removed", "author": .hex(removal.author.bytes), "removed": .hex(removal.removed.bytes),
+            "signature": .hex(removal.signature),
+        ]
+    case .admissionKey(let key):
+        return [
+            "type": "admission_key", "epoch": .int(key.epoch), "author": .hex(key.author.bytes),
+            "secret": .hex(key.secret.bytes),
+        ]
     case .unknown(let type):
         return ["type": .string("unknown \(type)")]
     }
@@ -167,6 +200,25 @@ func membershipMessage(_ json: JSON) throws -> MembershipMessage {
         return .invitationOpened(try grant(json))
     case "session_ended":
         return .sessionEnded(by: try Ed25519PublicKey(bytes: try json.bytes("signing_key")))
+    case "charter":
+        guard let policy = SessionCharter.RemovalPolicy(rawValue: UInt8(try json.uint64("policy"))) else {
+            throw VectorError.wrongType("policy", expected: "0 or 1", in: json)
+        }
+        return .charter(
+            SessionCharter(
+                creator: try Ed25519PublicKey(bytes: try json.bytes("creator")), nonce: try json.bytes("nonce"),
+                policy: policy, signature: try json.bytes("signature")))
+    case "member_removed":
+        return .memberRemoved(
+            MemberRemoval(
+                author: try Ed25519PublicKey(bytes: try json.bytes("author")),
+                removed: try Ed25519PublicKey(bytes: try json.bytes("removed")), signature: try json.bytes("signature"))
+        )
+    case "admission_key":
+        return .admissionKey(
+            AdmissionKey(
+                epoch: try json.uint64("epoch"), author: try Ed25519PublicKey(bytes: try json.bytes("author")),
+                secret: SecureBytes(try json.bytes("secret"))))
     case let other:
         throw VectorError.wrongType(other, expected: "control message type", in: json)
     }

@@ -113,6 +113,9 @@ CAROL_ADDR = addr(6, "2001:db8::3", 40003)
 RELAY_ADDR = addr(4, "203.0.113.9", 3478)
 
 SESSION_ID = fixed("session id", 16)
+CHARTER_NONCE = fixed("charter nonce", 16)
+ADMISSION_SECRET = fixed("admission secret", 32)
+CHARTER_SESSION_ID = session.session_id_from_charter(ALICE["signing_key"], CHARTER_NONCE)
 SESSION_SECRET = fixed("session secret")
 INVITATION_SECRET = fixed("invitation secret")
 INVITATION_EXPIRY = 1_700_086_400
@@ -661,6 +664,17 @@ def control_vectors():
          {"type": "invitation_opened", "secret": INVITATION_SECRET, "expiry": INVITATION_EXPIRY}, None),
         ("session_ended", "Alice ends the session",
          {"type": "session_ended", "signing_key": ALICE["signing_key"]}, None),
+        ("charter", "Alice's charter for the session charter_session_id (derived from her key and the nonce): "
+         "policy 0, only the creator removes; signed over \"huddle charter v1\" || session id || policy",
+         {"type": "charter", "creator": ALICE["signing_key"], "nonce": CHARTER_NONCE, "policy": 0,
+          "signature": session.charter_signature(ALICE["signing_seed"], CHARTER_SESSION_ID, 0)}, None),
+        ("member_removed", "Alice removes Carol from charter_session_id; signed over "
+         "\"huddle member removed v1\" || session id || author key || removed key",
+         {"type": "member_removed", "author": ALICE["signing_key"], "removed": CAROL["signing_key"],
+          "signature": session.removal_signature(ALICE["signing_seed"], CHARTER_SESSION_ID, ALICE["signing_key"],
+                                                 CAROL["signing_key"])}, None),
+        ("admission_key", "Bob's admission key for epoch 1 (after Carol's removal)",
+         {"type": "admission_key", "epoch": 1, "author": BOB["signing_key"], "secret": ADMISSION_SECRET}, None),
     ]
     cases = []
     for name, desc, msg, rec in msgs:
@@ -673,9 +687,10 @@ def control_vectors():
             b = session.encode_control(msg)
             assert session.decode_control(b) == msg, name
             cases.append(case(name, desc, channel=1, message=msg, encoded=b))
-    cases.append(case("unknown_type", "type 8 is not defined: ignored, not a violation", channel=1,
-                      encoded=b"\x08\x01\x02", ignored=True))
-    inputs = {"alice": public(ALICE), "bob": public(BOB), "carol": public(CAROL), "session_id": SESSION_ID}
+    cases.append(case("unknown_type", "type 200 is not defined: ignored, not a violation", channel=1,
+                      encoded=b"\xc8\x01\x02", ignored=True))
+    inputs = {"alice": public(ALICE), "bob": public(BOB), "carol": public(CAROL), "session_id": SESSION_ID,
+              "charter_session_id": CHARTER_SESSION_ID}
     return vector_file("Member records and control messages (section 8.2, channel 1)", cases, **inputs)
 
 

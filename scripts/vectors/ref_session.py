@@ -140,7 +140,24 @@ class TicketReader(Reader):
 BINDING_LABEL = b"huddle identity binding v1"
 
 CONTROL_TYPES = {1: "join_request", 2: "welcome", 3: "member_joined", 4: "member_left",
-                 5: "activity", 6: "invitation_opened", 7: "session_ended"}
+                 5: "activity", 6: "invitation_opened", 7: "session_ended", 8: "charter",
+                 9: "member_removed", 10: "admission_key"}
+SESSION_ID_LABEL = b"huddle session id v1"
+CHARTER_LABEL = b"huddle charter v1"
+REMOVAL_LABEL = b"huddle member removed v1"
+
+
+def session_id_from_charter(creator_signing_key, nonce):
+    """Section 8.2, CHARTER: the first 16 bytes of BLAKE2b-256(label || creator key || nonce)."""
+    return crypto.blake2b(SESSION_ID_LABEL + creator_signing_key + nonce, 32)[:16]
+
+
+def charter_signature(signing_seed, session_id, policy):
+    return crypto.ed25519_sign(signing_seed, CHARTER_LABEL + session_id + u8(policy))
+
+
+def removal_signature(signing_seed, session_id, author, removed):
+    return crypto.ed25519_sign(signing_seed, REMOVAL_LABEL + session_id + author + removed)
 CONTROL_CODES = {name: code for code, name in CONTROL_TYPES.items()}
 
 
@@ -207,6 +224,12 @@ def encode_control(msg):
         return out + secret_expiry(msg)
     if t == "session_ended":
         return out + msg["signing_key"]
+    if t == "charter":
+        return out + msg["creator"] + msg["nonce"] + u8(msg["policy"]) + msg["signature"]
+    if t == "member_removed":
+        return out + msg["author"] + msg["removed"] + msg["signature"]
+    if t == "admission_key":
+        return out + varint(msg["epoch"]) + msg["author"] + msg["secret"]
     raise ValueError(t)
 
 
@@ -231,6 +254,12 @@ def decode_control(data):
         msg.update(secret=r.take(32), expiry=r.u64le())
     elif t == "session_ended":
         msg["signing_key"] = r.take(32)
+    elif t == "charter":
+        msg.update(creator=r.take(32), nonce=r.take(16), policy=r.u8(), signature=r.take(64))
+    elif t == "member_removed":
+        msg.update(author=r.take(32), removed=r.take(32), signature=r.take(64))
+    elif t == "admission_key":
+        msg.update(epoch=r.varint(), author=r.take(32), secret=r.take(32))
     r.end()
     return msg
 

@@ -17,4 +17,6 @@ public enum DeliveryFailureReason: String, Sendable, Hashable {
     case restarted
     /// This node left the session, or the session ended, before the member confirmed delivery.
     case sessionEnded
+    /// The member was removed from the session, or this node was, before the member confirmed delivery.
+    case removed
 }

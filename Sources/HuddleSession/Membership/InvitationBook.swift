@@ -22,6 +22,9 @@ struct InvitationBook: Sendable {
     /// Whether `id` is open.
     func contains(_ id: AdmissionID) -> Bool { grants[id] != nil }
 
+    /// The open invitations' ids, oldest first.
+    var ids: [AdmissionID] { order }
+
     /// How many invitations are open.
     var count: Int { grants.count }
 

@@ -29,6 +29,12 @@ public enum MembershipAction: Sendable {
     case ended(by: MemberRecord?)
     /// Joining failed.
     case joinFailed(JoinFailureCause)
+    /// A member removed the local node from the session (`by`: that member's record, when this node knows it). The
+    /// driver closes its connections; the membership takes no further part.
+    case removed(by: MemberRecord?)
+    /// A departure calls for a new admission key drawn here: the driver draws 32 random bytes and calls
+    /// ``SessionMembership/rotateAdmission(secret:)`` (the membership holds no random generator).
+    case rotateAdmission
 
     /// Why a participant stopped being active.
     public enum DepartureReason: Sendable, Hashable {
@@ -40,5 +46,7 @@ public enum MembershipAction: Sendable {
         /// It crashed and rejoined (the roster announced it again with a larger epoch): the participant it was lost
         /// its state; the new one is reported as joined right after.
         case restarted
+        /// A member removed it (`by`: the remover's signing key).
+        case removed(by: Ed25519PublicKey)
     }
 }

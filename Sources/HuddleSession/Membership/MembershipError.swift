@@ -17,6 +17,12 @@ public enum MembershipError: Error, Hashable, Sendable, CustomStringConvertible 
     case impersonation
     /// A message that makes no sense in the current phase (a WELCOME to a member, a join request to a joiner).
     case unexpected(String)
+    /// A charter whose session id does not derive from its creator and nonce, or whose signature does not verify.
+    case invalidCharter
+    /// A removal whose signature does not verify, or that the charter does not permit its author.
+    case removalRefused(String)
+    /// A join request (or record) from an identity that was removed from the session.
+    case removedMember
 
     public var description: String {
         switch self {
@@ -27,6 +33,9 @@ public enum MembershipError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidIdentity: "the identity's binding signature or key does not match the connection"
         case .impersonation: "a message only its subject may send came from another member"
         case .unexpected(let detail): "unexpected membership message: \(detail)"
+        case .invalidCharter: "the charter does not belong to this session or its signature does not verify"
+        case .removalRefused(let detail): "removal refused: \(detail)"
+        case .removedMember: "this identity was removed from the session"
         }
     }
 }

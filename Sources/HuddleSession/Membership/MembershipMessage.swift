@@ -17,6 +17,9 @@ import HuddleWire
 /// | 5 | ACTIVITY | activity |
 /// | 6 | INVITATION_OPENED | secret (32), expiry (u64) |
 /// | 7 | SESSION_ENDED | signing key (32) of the member who ended it |
+/// | 8 | CHARTER | creator signing key (32), nonce (16), removal policy (u8: 0 creator only, 1 any member), signature (64) |
+/// | 9 | MEMBER_REMOVED | author signing key (32), removed signing key (32), signature (64) |
+/// | 10 | ADMISSION_KEY | epoch (varint), author signing key (32), secret (32) |
 ///
 /// A member record is signing key (32), Noise key (32), binding signature (64), epoch (varint), name length (varint)
 /// + UTF-8, address count (u8) + addresses (family u8 4 or 6, 4 or 16 address bytes, port u16). An activity is clock
@@ -40,6 +43,12 @@ public enum MembershipMessage: Sendable {
     case invitationOpened(InvitationGrant)
     /// A member ended the session for everyone.
     case sessionEnded(by: Ed25519PublicKey)
+    /// Who created the session and who may remove members, signed by the creator.
+    case charter(SessionCharter)
+    /// A member was removed, signed by the member who removed it.
+    case memberRemoved(MemberRemoval)
+    /// The session admission's current secret (sent only over members' pairwise connections).
+    case admissionKey(AdmissionKey)
     /// A message type this version does not know; skipped.
     case unknown(type: UInt8)
 
@@ -114,6 +123,22 @@ public enum MembershipMessage: Sendable {
         case .sessionEnded(let by):
             out.append(7)
             out += by.bytes
+        case .charter(let charter):
+            out.append(8)
+            out += charter.creator.bytes
+            out += charter.nonce
+            out.append(charter.policy.rawValue)
+            out += charter.signature
+        case .memberRemoved(let removal):
+            out.append(9)
+            out += removal.author.bytes
+            out += removal.removed.bytes
+            out += removal.signature
+        case .admissionKey(let key):
+            out.append(10)
+            Self.appendVarInt(key.epoch, to: &out)
+            out += key.author.bytes
+            out += key.secret.copyToArray()
         case .unknown(let type):
             out.append(type)
         }
@@ -224,6 +249,25 @@ public enum MembershipMessage: Sendable {
             message = .invitationOpened(try readGrant(&reader))
         case 7:
             message = .sessionEnded(by: try readSigningKey(&reader))
+        case 8:
+            let creator = try readSigningKey(&reader)
+            let nonce = try reader.readArray(count: SessionCharter.nonceLength)
+            let policyByte = try reader.readUInt8()
+            guard let policy = SessionCharter.RemovalPolicy(rawValue: policyByte) else {
+                throw MembershipError.malformed("removal policy \(policyByte)")
+            }
+            let signature = try reader.readArray(count: Ed25519PrivateKey.signatureLength)
+            message = .charter(SessionCharter(creator: creator, nonce: nonce, policy: policy, signature: signature))
+        case 9:
+            let author = try readSigningKey(&reader)
+            let removed = try readSigningKey(&reader)
+            let signature = try reader.readArray(count: Ed25519PrivateKey.signatureLength)
+            message = .memberRemoved(MemberRemoval(author: author, removed: removed, signature: signature))
+        case 10:
+            let epoch = try reader.readVarInt()
+            let author = try readSigningKey(&reader)
+            message = .admissionKey(
+                AdmissionKey(epoch: epoch, author: author, secret: SecureBytes(try reader.readArray(count: 32))))
         default:
             return .unknown(type: type)
         }

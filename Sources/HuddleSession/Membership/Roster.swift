@@ -42,6 +42,11 @@ struct Roster: Sendable {
     /// messages are not a joiner's.
     func contains(_ key: X25519PublicKey) -> Bool { entries[key] != nil }
 
+    /// The Noise key of the member (present or departed) whose identity signs with `signingKey`.
+    func key(signing signingKey: Ed25519PublicKey) -> X25519PublicKey? {
+        order.first { entries[$0]?.record.identity.signingKey == signingKey }
+    }
+
     /// Whether `key` belongs to a present member.
     func isPresent(_ key: X25519PublicKey) -> Bool { entries[key]?.present == true }
 

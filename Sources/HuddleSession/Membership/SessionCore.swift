@@ -173,8 +173,10 @@ public struct SessionCore: Sendable {
     ) -> DeliveryFailureReason {
         switch membership.phase {
         case .left, .ended: return .sessionEnded
+        case .removed: return .removed
         case .joining, .member: break
         }
+        if membership.boundary.isRemoved(static: peer) { return .removed }
         guard membership.member(peer) != nil else { return .left }
         if error == nil, let closing, let live = endpoint.liveConnectionID(for: peer), live != closing {
             return .restarted
@@ -291,6 +293,11 @@ public struct SessionCore: Sendable {
                 events.append(.ended(by: by))
             case .joinFailed(let reason):
                 events.append(.joinFailed(reason))
+            case .removed(let by):
+                events.append(.removed(by: by))
+            case .rotateAdmission:
+                // Drawn from the endpoint's generator: the core holds none, and the simulator's stays seeded.
+                membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
             }
         }
     }

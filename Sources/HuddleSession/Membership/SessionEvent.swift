@@ -17,6 +17,8 @@ public enum SessionEvent: Sendable {
     case ended(by: MemberRecord?)
     /// Joining failed.
     case joinFailed(JoinFailureCause)
+    /// A member removed the local node (`by`: its record, when known). The owner closes the connections.
+    case removed(by: MemberRecord?)
     /// A reliable message from a member, on an application channel.
     case message(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram from a member.

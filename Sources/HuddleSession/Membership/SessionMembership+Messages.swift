@@ -12,7 +12,7 @@ extension SessionMembership {
         let message = try MembershipMessage(decoding: bytes)
         // After this node left (or the session ended) its members may still gossip to it until they learn of it:
         // nothing they say matters any more, and none of it is a violation.
-        if phase == .left || phase == .ended { return }
+        if phase == .left || phase == .ended || phase == .removed { return }
         // While joining, only the WELCOME matters: members that still know this key from before a restart may
         // already send it roster and activity, which the WELCOME carries anyway.
         if phase == .joining {
@@ -61,6 +61,8 @@ extension SessionMembership {
             members.markDeparted(key)
             // One already unreachable was reported gone then.
             if !reachability.markReachable(key) { actions.append(.participantLeft(entry.record, .left)) }
+            // It keeps the admission's secret: a new one shuts it out.
+            rotateIfDesignated()
         case .activity(let record):
             // Forwarded as well as original (members pass the current activity to members they reconnect to), so
             // the author need not be the sender: any member may set the activity anyway.
@@ -77,6 +79,23 @@ extension SessionMembership {
             guard let entry = members.entry(key), entry.record.identity.signingKey == by else { throw .impersonation }
             phase = .ended
             actions.append(.ended(by: entry.record))
+        case .charter(let charter):
+            try requireMember(key)
+            guard charter.isValid(for: session) else { throw .invalidCharter }
+            // Only the creator can sign one for this id; should it have signed two policies, the first one stands.
+            if boundary.charter == nil { boundary.charter = charter }
+        case .memberRemoved(let removal):
+            try requireMember(key)
+            guard removal.isValid(for: session) else { throw .removalRefused("the signature does not verify") }
+            // Without the charter (an older creator's session) nobody may remove: such a removal is not ours to judge.
+            guard let charter = boundary.charter else { return }
+            guard charter.permitsRemoval(by: removal.author), !boundary.isRemoved(signing: removal.author) else {
+                throw .removalRefused("the charter does not let its author remove members")
+            }
+            apply(removal, from: key)
+        case .admissionKey(let admissionKey):
+            try requireMember(key)
+            adopt(admissionKey, from: key)
         case .unknown:
             return
         }
@@ -86,6 +105,38 @@ extension SessionMembership {
         guard phase == .member, members.contains(key) else {
             throw .unexpected("membership message from a peer that is not a member")
         }
+        guard !boundary.isRemoved(static: key) else { throw .removedMember }
+    }
+
+    /// Applies a removal this node checked (or made: `sender` is `nil`): the removed member is told and shut out,
+    /// reported gone, every other present member gets the removal (but `sender`), every open invitation closes
+    /// (the removed member knew them all), and its author draws the next admission key. A removal of this node ends
+    /// its part in the session.
+    mutating func apply(_ removal: MemberRemoval, from sender: X25519PublicKey?) {
+        if removal.removed == local.identity.signingKey {
+            phase = .removed
+            let author = members.key(signing: removal.author).flatMap { members.entry($0)?.record }
+            actions.append(.removed(by: author))
+            return
+        }
+        let key = members.key(signing: removal.removed)
+        guard boundary.remember(removal, staticKey: key) else { return }
+        broadcast(.memberRemoved(removal), except: sender)
+        if let key, let entry = members.entry(key) {
+            // Told over its own connection, if it is up: an honest member then closes its connections itself.
+            if reachability.isConnected(key) { send(.memberRemoved(removal), to: key) }
+            if entry.present {
+                members.markDeparted(key)
+                if !reachability.markReachable(key) {
+                    actions.append(.participantLeft(entry.record, .removed(by: removal.author)))
+                }
+            }
+            // Not connected: nothing will close, so it is forgotten (unauthorised) now. Connected, it is forgotten
+            // when its connection closes (``peerDisconnected(_:)``), as any departed member.
+            if !reachability.isConnected(key) { actions.append(.forget(key)) }
+        }
+        for id in invitations.ids where invitations.close(id) { actions.append(.closeAdmission(id)) }
+        if removal.author == local.identity.signingKey { actions.append(.rotateAdmission) }
     }
 
     private mutating func handleJoinRequest(
@@ -101,6 +152,10 @@ extension SessionMembership {
             admission == nil || admission == invitation || admission == sessionAdmission
         else { throw .notInvited }
         guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
+        guard !boundary.isRemoved(member) else {
+            removedRefused += 1
+            throw .removedMember
+        }
         guard member.name.utf8.count <= ProtocolLimits.maxMemberNameBytes else {
             throw .limitExceeded(what: "member name", limit: ProtocolLimits.maxMemberNameBytes)
         }
@@ -108,6 +163,7 @@ extension SessionMembership {
             // The joiner asked again on the same connection (its WELCOME is on its way, or it asked another member
             // meanwhile): the same record, a current roster, no new epoch.
             send(.welcome(welcomeMessage(secret: secret)), to: key)
+            sendBoundary(to: key)
             return
         }
         guard members.makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
@@ -126,6 +182,9 @@ extension SessionMembership {
         join.welcome(key)
         actions.append(.authorize(credentials))
         send(.welcome(welcomeMessage(secret: secret)), to: key)
+        // Right behind the WELCOME, on the same connection: who may remove, who was removed, and the admission's
+        // current key (the WELCOME's session secret opens only epoch 0).
+        sendBoundary(to: key)
         // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
         // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
         announce(record, except: key)
@@ -200,6 +259,12 @@ extension SessionMembership {
             return
         }
         guard members.isNewer(record) else { return }
+        // A removed identity stays out, whoever announces it (itself, through an invitation or the session
+        // admission it may still hold the secret of, or a member that has not heard of the removal yet).
+        guard !boundary.isRemoved(record) else {
+            removedRefused += 1
+            return
+        }
         // A record of a member not connected here is only the sender's word: any member holds the session secret
         // and can make up identities, so bound what one member can put in the roster (and have every node dial)
         // until those members show up. Refused, not a violation: an honest sponsor may welcome a burst of joiners,

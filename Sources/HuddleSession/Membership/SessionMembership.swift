@@ -50,6 +50,8 @@ public struct SessionMembership: Sendable {
         case left
         /// The session ended for everyone.
         case ended
+        /// A member removed this node.
+        case removed
     }
 
     /// The session.
@@ -70,6 +72,14 @@ public struct SessionMembership: Sendable {
     var join: JoinProcedure
     /// The open invitations (``InvitationBook``).
     var invitations = InvitationBook()
+    /// The charter, the removals and the admission key (``SessionBoundary``).
+    var boundary = SessionBoundary()
+    /// The session's charter, once known (a joiner learns it right after its WELCOME).
+    public var charter: SessionCharter? { boundary.charter }
+    /// The session admission's current epoch: 0 until the first departure, one more per rotation.
+    public var admissionEpoch: UInt64 { boundary.admissionEpoch }
+    /// Member records and join requests refused because their identity was removed.
+    public internal(set) var removedRefused = 0
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
     public var invitationsEvicted: Int { invitations.evicted }
     /// The session secret, once this node is a member.
@@ -97,13 +107,17 @@ public struct SessionMembership: Sendable {
     /// Activity values adopted from members that were superseded before their forward went out, so never forwarded.
     public var activityForwardsCoalesced: Int { activityRegister.coalesced }
 
-    /// Starts a new session with the local node as its only member.
-    public init(starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes) {
+    /// Starts a new session with the local node as its only member; `charter` (whose id must be `session`) says who
+    /// may remove members (without one, nobody can).
+    public init(
+        starting session: SessionID, local: MemberRecord, sessionSecret: SecureBytes, charter: SessionCharter? = nil
+    ) {
         self.session = session
         self.phase = .member
         self.local = local
         self.sessionSecret = sessionSecret
         self.join = JoinProcedure()
+        if let charter, charter.isValid(for: session) { boundary.charter = charter }
         self.local.epoch = 1
         self.clock = 1
         openSessionAdmission()
@@ -208,7 +222,7 @@ public struct SessionMembership: Sendable {
             // A joiner: wait for its request.
             guard !admitted else { return }
             gossip(to: key)
-        case .left, .ended:
+        case .left, .ended, .removed:
             break
         }
     }
@@ -226,7 +240,7 @@ public struct SessionMembership: Sendable {
             }
         case .member:
             markUnreachable(key)
-        case .left, .ended:
+        case .left, .ended, .removed:
             break
         }
     }
@@ -242,7 +256,7 @@ public struct SessionMembership: Sendable {
         case .member:
             guard !reachability.isConnected(key) else { return }
             markUnreachable(key)
-        case .left, .ended:
+        case .left, .ended, .removed:
             break
         }
     }
@@ -258,21 +272,62 @@ public struct SessionMembership: Sendable {
         if reachability.markUnreachable(key) { actions.append(.participantLeft(entry.record, .unreachable)) }
     }
 
-    /// Sends the roster and the activity to `key`, so an announcement it missed while disconnected still reaches it.
+    /// Sends the boundary, the roster and the activity to `key`, so an announcement it missed while disconnected
+    /// still reaches it. The boundary goes first: the charter, then the removals (so no record of a removed member
+    /// arrives before its removal), then the admission key.
     mutating func gossip(to key: X25519PublicKey) {
+        sendBoundary(to: key)
         for other in roster where other.staticKey != key {
             send(.memberJoined(other), to: key)
         }
         if let activity { send(.activity(activity), to: key) }
     }
 
+    /// Sends `key` the charter, every removal remembered and the current admission key (after its first rotation).
+    mutating func sendBoundary(to key: X25519PublicKey) {
+        if let charter = boundary.charter { send(.charter(charter), to: key) }
+        for entry in boundary.removals { send(.memberRemoved(entry.removal), to: key) }
+        if let admissionKey = boundary.admissionKey { send(.admissionKey(admissionKey), to: key) }
+    }
+
     /// Opens the session admission (once): members whose announcement this node missed can still reach it.
     mutating func openSessionAdmission() {
-        guard sessionAdmission == nil, let secret = sessionSecret,
+        guard sessionAdmission == nil, let secret = boundary.admissionKey?.secret ?? sessionSecret,
             let (id, credentials) = try? SessionKeys.sessionAdmission(sessionSecret: secret)
         else { return }
         sessionAdmission = id
         actions.append(.openAdmission(id, credentials))
+    }
+
+    /// Takes admission key `key` if it supersedes the current one: the session admission reopens under it (the old
+    /// one closes at once, and its secret is dropped) and every other present member gets it (but `sender`).
+    mutating func adopt(_ key: AdmissionKey, from sender: X25519PublicKey?) {
+        guard boundary.adopt(key) else { return }
+        if let old = sessionAdmission {
+            actions.append(.closeAdmission(old))
+            sessionAdmission = nil
+        }
+        openSessionAdmission()
+        broadcast(.admissionKey(key), except: sender)
+    }
+
+    /// Starts a new admission epoch with `secret` (32 fresh random bytes) and sends it to every present member:
+    /// the answer to a ``MembershipAction/rotateAdmission`` action.
+    public mutating func rotateAdmission(secret: SecureBytes) {
+        guard phase == .member else { return }
+        adopt(
+            AdmissionKey(epoch: boundary.admissionEpoch + 1, author: local.identity.signingKey, secret: secret),
+            from: nil)
+    }
+
+    /// After a departure, the member with the smallest Noise key among this node and the present, reachable
+    /// members draws the next admission key (``MembershipAction/rotateAdmission``). Members that see different
+    /// rosters may both draw one; the keys converge (``AdmissionKey/supersedes(_:)``).
+    mutating func rotateIfDesignated() {
+        let smallest = members.presentKeys.filter { !reachability.isUnreachable($0) }.map(\.bytes)
+            .min { $0.lexicographicallyPrecedes($1) }
+        guard smallest.map({ local.staticKey.bytes.lexicographicallyPrecedes($0) }) ?? true else { return }
+        actions.append(.rotateAdmission)
     }
 
     /// Asks again for a WELCOME that has not come (``ProtocolLimits/joinRequestInterval`` after the last request):
@@ -331,7 +386,7 @@ public struct SessionMembership: Sendable {
 
     /// Sends `message` to every active member but `excluded`; to one whose connection is still being set up it waits
     /// for the handshake, and one that is unreachable gets the roster and activity again when it reconnects.
-    private mutating func broadcast(_ message: MembershipMessage, except excluded: X25519PublicKey? = nil) {
+    mutating func broadcast(_ message: MembershipMessage, except excluded: X25519PublicKey? = nil) {
         let bytes = message.encoded()
         for key in members.presentKeys where key != excluded && !reachability.isUnreachable(key) {
             actions.append(.send(bytes, to: key))
@@ -375,6 +430,20 @@ public struct SessionMembership: Sendable {
         guard phase == .member || phase == .joining else { return }
         if phase == .member { broadcast(.memberLeft(signingKey: local.identity.signingKey, epoch: local.epoch)) }
         phase = .left
+    }
+
+    /// Removes a member for everyone with `removal`, which this node's identity signed (``MemberRemoval``). Returns
+    /// `false`, changing nothing, when the charter is unknown or does not permit this node to remove, or `removal`
+    /// names this node or no member of the roster. The removed member is told, its identity is shut out, every
+    /// open invitation closes (the removed member knew them) and the session admission moves to a new key.
+    @discardableResult
+    public mutating func remove(_ removal: MemberRemoval) -> Bool {
+        guard phase == .member, let charter = boundary.charter, removal.author == local.identity.signingKey,
+            charter.permitsRemoval(by: removal.author), removal.removed != local.identity.signingKey,
+            removal.isValid(for: session), members.key(signing: removal.removed) != nil
+        else { return false }
+        apply(removal, from: nil)
+        return true
     }
 
     /// Ends the session for everyone.

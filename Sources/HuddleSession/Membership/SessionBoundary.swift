@@ -1,0 +1,52 @@
+import HuddleCrypto
+import HuddleProtocol
+
+/// Who may be inside a session, as one member knows it: the charter (who may remove members), the removals it
+/// learned and the identities they shut out, and the current key of the session admission (``AdmissionKey``).
+///
+/// A sub-machine of ``SessionMembership``. Guarantees:
+/// - The first valid charter is kept (only the creator can sign one for the session's id).
+/// - A removed identity, by signing key and by Noise key, stays shut out while its removal is remembered: at most
+///   ``ProtocolLimits/maxRemovals`` removals, the oldest forgotten first.
+/// - The admission key only moves forward (``AdmissionKey/supersedes(_:)``), so concurrent rotations converge.
+struct SessionBoundary: Sendable {
+    /// The session's charter, once known.
+    var charter: SessionCharter?
+    /// The removals learned, oldest first, each with the removed member's Noise key when this node knew it.
+    private(set) var removals: [(removal: MemberRemoval, staticKey: X25519PublicKey?)] = []
+    /// The current admission key after the first rotation (`nil`: epoch 0, the session secret).
+    private(set) var admissionKey: AdmissionKey?
+
+    /// The current admission epoch (0 before the first rotation).
+    var admissionEpoch: UInt64 { admissionKey?.epoch ?? 0 }
+
+    /// Whether the identity with signing key `key` was removed.
+    func isRemoved(signing key: Ed25519PublicKey) -> Bool { removals.contains { $0.removal.removed == key } }
+
+    /// Whether the member with Noise key `key` was removed.
+    func isRemoved(static key: X25519PublicKey) -> Bool { removals.contains { $0.staticKey == key } }
+
+    /// Whether `record`'s identity was removed (by either of its keys).
+    func isRemoved(_ record: MemberRecord) -> Bool {
+        isRemoved(signing: record.identity.signingKey) || isRemoved(static: record.staticKey)
+    }
+
+    /// Records `removal` (of the member with Noise key `staticKey`, when known); `false` when it was known already.
+    mutating func remember(_ removal: MemberRemoval, staticKey: X25519PublicKey?) -> Bool {
+        guard !isRemoved(signing: removal.removed) else { return false }
+        if removals.count == ProtocolLimits.maxRemovals { removals.removeFirst() }
+        removals.append((removal, staticKey))
+        return true
+    }
+
+    /// Takes `key` if it supersedes the current admission key; `false` otherwise.
+    mutating func adopt(_ key: AdmissionKey) -> Bool {
+        if let current = admissionKey {
+            guard key.supersedes(current) else { return false }
+        } else {
+            guard key.epoch > 0 else { return false }
+        }
+        admissionKey = key
+        return true
+    }
+}
