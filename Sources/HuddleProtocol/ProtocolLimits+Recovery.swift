@@ -64,6 +64,11 @@ extension ProtocolLimits {
     /// live path is probed about fifteen times within the default 30 s idle timeout. Measured in the simulator:
     /// with 20 % loss at 75 % correlation, an 8 s cap let six consecutive lost ACKs close healthy connections.
     public static let maxProbeTimeoutInterval: Duration = .seconds(2)
+    /// How much later than its probe timer a connection with packets in flight may run before it counts as having
+    /// been stalled (its process stopped or starved of CPU, not its path slow): 1 s. Acknowledgements of packets sent
+    /// before a stall ended then give no RTT sample: they may have waited in the socket buffer for the whole stall,
+    /// and one such sample (40 s after a SIGSTOP) had raised the idle timeout, three probe timeouts, to two minutes.
+    public static let stallTolerance: Duration = .seconds(1)
 
     /// The most sent packets a `SentPacketTracker` keeps, counted from its oldest unresolved packet to its newest
     /// (acknowledged or lost packets in between still occupy a slot until everything older is resolved).

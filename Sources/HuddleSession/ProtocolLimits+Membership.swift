@@ -20,6 +20,10 @@ extension ProtocolLimits {
     /// removal is forgotten; its member stays out of the session admission (its secret rotated away) and of every
     /// invitation open when it was removed (they closed), so only a ticket made later lets it in again.
     public static let maxRemovals = 256
+    /// Invitations closed by removals that a member remembers, so that none opens again when a member that missed the
+    /// removal offers it: 1,024 (16 removals' worth of a full set of 64 open invitations). Beyond it the oldest is
+    /// forgotten.
+    public static let maxRevokedInvitations = 1_024
     /// The longest member display name, in UTF-8 bytes: 64.
     public static let maxMemberNameBytes = 64
     /// The most addresses a member record lists: 8.

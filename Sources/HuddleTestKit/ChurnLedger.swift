@@ -48,6 +48,10 @@ public struct ChurnLedger {
         /// The recipient was frozen (a stopped process) between the send and the report: the sender's connection
         /// timed out before the recipient could read the message, which waited in its socket buffer.
         case recipientPaused = "recipient paused"
+        /// The sender was frozen (a stopped process) from before the acknowledgement could reach it until after the
+        /// recipient's idle timeout closed the connection: the acknowledgement waited in the sender's socket buffer,
+        /// and on waking the sender learned the connection was gone first.
+        case senderPaused = "sender paused"
         /// The sender's connection ended while the acknowledgement could still be on its way.
         case acknowledgementInFlight = "acknowledgement in flight"
         /// A datagram from the recipient to the sender was lost or dropped after the message was sent.
@@ -179,6 +183,11 @@ public struct ChurnLedger {
         connection: ConnectionID, sequence: MessageSequence, time: Instant
     ) {
         let key = Key(sender: sender, senderIncarnation: senderIncarnation, counter: counter, recipient: recipient)
+        if let learned = removalLearned[[sender, senderIncarnation, recipient]], learned <= time {
+            violations.append(
+                "\(time): node \(sender)#\(senderIncarnation) sent message \(counter) to node \(recipient), which it "
+                    + "learned at \(learned) was removed")
+        }
         entries[key] = Entry(recipientIncarnation: recipientIncarnation, sentAt: time)
         bySequence[
             SequenceKey(
@@ -201,6 +210,9 @@ public struct ChurnLedger {
         guard Self.isIntact(bytes, key: key, tag: Self.messageTag) else {
             violations.append("\(time): \(name) arrived altered")
             return
+        }
+        if let removed = removedAt[[recipient, incarnation]], removed < time {
+            violations.append("\(time): \(name) was delivered after its recipient learned at \(removed) it was removed")
         }
         // A later incarnation may receive it when the connection it was queued on never reached the earlier one
         // (that one crashed before the handshake completed; the same identity then completed it): it reaches the
@@ -245,6 +257,28 @@ public struct ChurnLedger {
             reported[reason, default: 0] += 1
             if entry.delivered { unclassified.append(key) }
             entries[key] = entry
+        }
+    }
+
+    /// When each removed (node, incarnation) learned of its removal.
+    var removedAt: [[Int]: Instant] = [:]
+    /// When each (observer, observer incarnation, removed node) learned of the removal.
+    var removalLearned: [[Int]: Instant] = [:]
+    /// Removals seen applied: (removed node, observers that learned of it).
+    public private(set) var removalsObserved = 0
+
+    /// Records that incarnation `incarnation` of `node` learned at `time` that it was removed: it must receive nothing
+    /// after that.
+    public mutating func removed(node: Int, incarnation: Int, time: Instant) {
+        if removedAt[[node, incarnation]] == nil { removedAt[[node, incarnation]] = time }
+    }
+
+    /// Records that incarnation `incarnation` of `observer` learned at `time` that `node` was removed: it must send
+    /// `node` nothing after that.
+    public mutating func learnedRemoval(observer: Int, incarnation: Int, of node: Int, time: Instant) {
+        if removalLearned[[observer, incarnation, node]] == nil {
+            removalLearned[[observer, incarnation, node]] = time
+            removalsObserved += 1
         }
     }
 
@@ -295,6 +329,10 @@ public struct ChurnLedger {
                 $0.lowerBound <= reportedAt && $0.upperBound >= entry.sentAt
             }) {
                 cause = .recipientPaused
+            } else if pauses[key.sender, default: []].contains(where: {
+                $0.lowerBound <= deliveredAt + acknowledgementWindow && $0.upperBound >= deliveredAt
+            }) {
+                cause = .senderPaused
             } else if reportedAt <= deliveredAt + acknowledgementWindow {
                 cause = .acknowledgementInFlight
             } else if let drop = lastDrop(key.recipient, key.sender), drop >= entry.sentAt {

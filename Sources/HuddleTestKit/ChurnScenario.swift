@@ -1,3 +1,4 @@
+import Foundation
 import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
@@ -5,8 +6,9 @@ import HuddleWire
 
 /// Membership churn in the simulator (issue 11, "the VOPR for membership"): 6 to 8 members join, leave, crash (memory
 /// lost, identity kept), restart and rejoin, pairs of crashed members rejoin at the same instant (simultaneous open),
-/// the network partitions (halves, one node isolated, one direction only) and heals, and members change the shared
-/// activity, while every member sends reliable messages (8 bytes to 256 KiB) and unreliable datagrams to every active
+/// the network partitions (halves, one node isolated, one direction only) and heals, members change the shared
+/// activity, and the creator removes members (each removal closes the open invitation, so it opens a new one; a
+/// removed node never comes back), while every member sends reliable messages (8 bytes to 256 KiB) and unreliable datagrams to every active
 /// member (and to random subsets) all along, right after joining too; the founder shares a journal attachment at the
 /// start. A ``ChurnLedger`` checks every delivery and failure report as it happens.
 ///
@@ -38,6 +40,8 @@ public struct ChurnScenario {
         /// Joined (a WELCOME arrived, or the founder).
         var joined = false
         var counter: UInt32 = 0
+        /// Removed by the creator: it stops and never rejoins.
+        var removed = false
     }
 
     /// Runs one seed.
@@ -63,7 +67,7 @@ public struct ChurnScenario {
         ]
         // After the options are set: the drawn schedule is printed with them on failure.
         if exploresSchedules { net.explore(schedule) }
-        let grant = session.invitation()
+        var grant = session.invitation()
         var members = [Member](repeating: Member(), count: count)
         var ledger = ChurnLedger()
         // An acknowledgement leaves at most the maximum ACK delay after its message arrived and takes the link's
@@ -89,6 +93,7 @@ public struct ChurnScenario {
         var joinQueue = Array(1..<count)
         var stopped: [Int] = []
         var sends = 0
+        var removals = 0
 
         func hints(_ net: SimulatedNetwork<MemberNode>) -> [(staticKey: X25519PublicKey, addresses: [NetworkAddress])] {
             for index in 0..<count where members[index].alive && members[index].joined {
@@ -124,11 +129,12 @@ public struct ChurnScenario {
 
         /// Stops node `index` (a crash: its memory is gone) and tells the ledger.
         func stop(_ index: Int, _ net: inout SimulatedNetwork<MemberNode>) {
+            if ProcessInfo.processInfo.environment["CHURN_TRACE"] != nil { print("TRACE \(net.now) STOP \(index)") }
             if frozen?.index == index { frozen = nil }
             ledger.stopped(node: index, incarnation: members[index].incarnation, time: net.now)
             net.crash(index)
             members[index].alive = false
-            stopped.append(index)
+            if !members[index].removed { stopped.append(index) }
         }
 
         /// Takes every node's new events into the ledger.
@@ -140,12 +146,38 @@ public struct ChurnScenario {
                     ledger.record(
                         event, node: index, incarnation: incarnation, time: time, channel: Self.channel,
                         datagramChannel: Self.datagramChannel)
+                    if ProcessInfo.processInfo.environment["CHURN_TRACE"] != nil {
+                        switch event {
+                        case .participantJoined(let r):
+                            print(
+                                "TRACE \(time) \(index)#\(incarnation) joined-p \((0..<count).first { session.staticKey($0) == r.staticKey } ?? -1) e\(r.epoch)"
+                            )
+                        case .participantLeft(let r, let why):
+                            print(
+                                "TRACE \(time) \(index)#\(incarnation) left-p \((0..<count).first { session.staticKey($0) == r.staticKey } ?? -1) e\(r.epoch) \(why)"
+                                    .prefix(120))
+                        case .joined, .removed, .departed, .joinFailed, .joinTimedOut:
+                            print("TRACE \(time) \(index)#\(incarnation) \(event)".prefix(120))
+                        default: break
+                        }
+                    }
                     switch event {
                     case .joined:
                         members[index].joined = true
                     case .joinFailed, .joinTimedOut:
                         // Not a violation by itself (every member named in its ticket may be gone); it tries again.
                         stop(index, &net)
+                    case .removed:
+                        // As the engine does: close every connection and stop, for good.
+                        ledger.removed(node: index, incarnation: incarnation, time: time)
+                        members[index].removed = true
+                        let now = net.now
+                        try net.withNode(index) { $0.finish(now: now) }
+                        stop(index, &net)
+                    case .participantLeft(let record, .removed):
+                        if let victim = (0..<count).first(where: { session.staticKey($0) == record.staticKey }) {
+                            ledger.learnedRemoval(observer: index, incarnation: incarnation, of: victim, time: time)
+                        }
                     case .departed:
                         // The engine's teardown: close every connection (the peers learn at once), then stop.
                         let now = net.now
@@ -252,7 +284,7 @@ public struct ChurnScenario {
             let staying = live.filter { index in
                 members[index].joined && !leaving.contains { $0.index == index } && frozen?.index != index
             }
-            switch random.integer(in: 0...9) {
+            switch random.integer(in: 0...10) {
             case 0...1 where live.count > 2 && staying.count > 2:
                 // Crash a member (memory lost); it restarts and rejoins a little later.
                 let victim = live[random.integer(in: 0...(live.count - 1))]
@@ -319,6 +351,28 @@ public struct ChurnScenario {
                 net.pause(victim, for: duration)
                 ledger.paused(node: victim, from: net.now, until: net.now + duration)
                 frozen = (victim, net.now + duration, random.integer(in: 20...300), random.chance(0.5))
+            case 10
+            where removals < 2 && staying.contains(0) && staying.count > 3
+                && ProcessInfo.processInfo.environment["NOREMOVE"] == nil:
+                // The creator removes a member; the removal closes the open invitation, so it opens another for those
+                // still to (re)join. The removed node stops when it learns of it and never comes back.
+                let victim = staying.filter { $0 != 0 }[random.integer(in: 0...(staying.count - 2))]
+                removals += 1
+                // Removed from now on, whether or not it hears of it (cut off by a partition or frozen, it may not:
+                // nobody answers it any more, and it is not counted among the survivors).
+                members[victim].removed = true
+                if ProcessInfo.processInfo.environment["CHURN_TRACE"] != nil {
+                    print("TRACE \(net.now) REMOVE \(victim)")
+                }
+                let removal = session.removal(of: victim)
+                grant = session.invitation()
+                let (now, next) = (net.now, grant)
+                try net.withNode(0) { node in
+                    node.update(now: now) { membership in
+                        membership.remove(removal)
+                        membership.openInvitation(next)
+                    }
+                }
             default:
                 break
             }
@@ -376,7 +430,17 @@ public struct ChurnScenario {
                 "\(stuck) accepted message(s) neither delivered nor reported \(livenessPhase) after healing: "
                     + examples.joined(separator: "; ") + " [" + dropped.joined(separator: "; ") + "]")
         }
-        let joined = alive.keys.filter { members[$0].joined }.sorted()
+        // A removed member is gone for the survivors that know of its removal. When every member that learned of it
+        // is gone too (the victim was cut off then, and those who knew crashed or left), the removal went with them:
+        // the victim is a member again for whoever is left, as for any member.
+        let candidates = alive.keys.filter { members[$0].joined }
+        let removalKnown = { (victim: Int) in
+            candidates.contains { index in
+                index != victim
+                    && net.node(index)!.core!.membership.knowsRemoval(of: session.identities[victim].signingKey.publicKey)
+            }
+        }
+        let joined = candidates.filter { !members[$0].removed || !removalKnown($0) }.sorted()
         guard !joined.isEmpty else { throw net.failure("no member survived: the scenario let the session die out") }
         let expected = joined.map { session.staticKey($0) }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         for index in joined where net.node(index)!.activeKeys != expected {
@@ -388,8 +452,17 @@ public struct ChurnScenario {
                             + (m.isActiveParticipant(session.staticKey($0)) ? "a" : "")
                     }.joined(separator: ",")
             }
+            let debugViews = (0..<count).map { other -> String in
+                guard let node = net.node(other), let core = node.core else { return "\(other): down" }
+                let m = core.membership
+                return
+                    "\(other)#\(members[other].incarnation) \(m.phase) removed=\(members[other].removed) alive=\(members[other].alive) joined=\(members[other].joined) epoch=\(m.admissionEpoch) charter=\(m.charter != nil) active="
+                    + (0..<count).filter { m.isActiveParticipant(session.staticKey($0)) }.map(String.init).joined(
+                        separator: ",")
+            }
             throw net.failure(
-                "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
+                "DEBUG [\(debugViews.joined(separator: "; "))] removals \(removals) "
+                    + "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
                     + views.joined(separator: "; ") + "] connections ["
                     + joined.map { "\($0): " + connections($0) }.joined(separator: "; ") + "]")
         }
@@ -410,6 +483,19 @@ public struct ChurnScenario {
             }
             throw net.failure(
                 "the attachment is complete on \(holders) but not on \(missing.joined(separator: ", "))")
+        }
+        // One admission key everywhere: every departure moved it, and concurrent moves converge.
+        let admissions = joined.map { index -> String in
+            let membership = net.node(index)!.core!.membership
+            return
+                "\(index): epoch \(membership.admissionEpoch) id \(membership.sessionAdmission.map { "\($0)" } ?? "none")"
+        }
+        guard Set(admissions.map { $0.drop { $0 != ":" } }).count == 1 else {
+            throw net.failure("survivors hold different admission keys: \(admissions.joined(separator: ", "))")
+        }
+        // Every removal that happened reached the members that stayed (each reports the removed one gone as removed).
+        if removals > 0, ledger.removalsObserved == 0 {
+            throw net.failure("\(removals) removal(s) made, but no member reported a participant removed")
         }
         if let failure = ledger.datagramViolations.first {
             throw net.failure("\(ledger.datagramViolations.count) datagram violation(s); first: \(failure)")

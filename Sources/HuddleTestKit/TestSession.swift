@@ -7,8 +7,10 @@ import HuddleWire
 public struct TestSession {
     /// The seed everything derives from.
     public let seed: UInt64
-    /// The session.
+    /// The session (its id derives from ``charter``).
     public let session: SessionID
+    /// The session's charter: node 0 is its creator, and only it may remove members.
+    public let charter: SessionCharter
     /// Identities of the nodes, by index.
     public let identities: [Identity]
     private var random: ChaChaRandomGenerator
@@ -18,7 +20,10 @@ public struct TestSession {
         self.seed = seed
         var random = ChaChaRandomGenerator(seed: seed ^ 0x5E55_1014)
         identities = (0..<count).map { _ in Identity(using: &random) }
-        session = SessionID(bytes: random.bytes(count: SessionID.length))!
+        charter = SessionCharter(
+            signingKey: identities[0].signingKey, nonce: random.bytes(count: SessionCharter.nonceLength),
+            policy: .creatorOnly)
+        session = charter.session
         self.random = random
     }
 
@@ -55,11 +60,18 @@ public struct TestSession {
             identity: identities[index].publicIdentity, name: "node \(index)", addresses: [address], epoch: 0)
     }
 
-    /// The founder's membership.
+    /// The founder's membership (with the charter when node `index` is its creator, node 0).
     public mutating func founding(_ index: Int, address: NetworkAddress) -> SessionMembership {
         SessionMembership(
             starting: session, local: record(index, address: address),
-            sessionSecret: SecureBytes(count: 32, using: &random))
+            sessionSecret: SecureBytes(count: 32, using: &random), charter: index == 0 ? charter : nil)
+    }
+
+    /// The removal of node `index`, signed by node `author` (the charter lets only node 0 remove).
+    public func removal(of index: Int, by author: Int = 0) -> MemberRemoval {
+        MemberRemoval(
+            session: session, removing: identities[index].signingKey.publicKey,
+            signingKey: identities[author].signingKey)
     }
 
     /// A fresh invitation, valid until `expiresAt` (seconds since 1970).

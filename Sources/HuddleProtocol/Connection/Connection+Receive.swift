@@ -8,6 +8,7 @@ extension Connection {
         _ payload: UnsafeRawBufferPointer, packetNumber: UInt64, from route: Route, datagramLength: Int, now: Instant
     ) {
         guard state != .closed else { return }
+        noteServiced(now: now)
         lastReceivedAt = now
         idleTimerStartedAt = now
         sentAckElicitingSinceReceive = false
@@ -120,7 +121,7 @@ extension Connection {
         var result = SentPacketTracker<SentFrames>.AckResult()
         swap(&result, &ackScratch)
         defer { ackScratch = result }
-        try sentPackets.onAck(ack, now: now, rtt: &rtt, into: &result)
+        try sentPackets.onAck(ack, now: now, rtt: &rtt, ignoringSamplesSentBefore: stallEndedAt, into: &result)
         statistics.spuriousLosses += result.spuriousLosses
         if result.recoveryWasSpurious {
             // Undo first: losses this same ACK declares then start a new recovery period from the restored window.

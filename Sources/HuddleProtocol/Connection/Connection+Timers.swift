@@ -69,6 +69,7 @@ extension Connection {
             return
         }
         guard state != .closed else { return }
+        noteServiced(now: now)
 
         if let started = handshakeStartedAt, now >= started + configuration.handshakeTimeout {
             let keysStillValid = current.map { now - $0.created < configuration.rejectAfterTime } ?? false

@@ -129,6 +129,10 @@ public struct Connection {
     /// When the idle timer last restarted: on every authenticated packet, and on the first ack-eliciting packet sent
     /// after one (RFC 9000 §10.1).
     var idleTimerStartedAt: Instant
+    /// When this connection last ran (a packet or a timer), to tell a stalled process from a slow path.
+    var lastServicedAt: Instant
+    /// When this connection last ran after a stall (see ``ProtocolLimits/stallTolerance``), if it ever did.
+    var stallEndedAt: Instant?
     var sentAckElicitingSinceReceive = false
     var pingPending = false
     var closeFrame: CloseFrame?
@@ -163,6 +167,18 @@ public struct Connection {
         lastReceivedAt = now
         lastSentAt = now
         idleTimerStartedAt = now
+        lastServicedAt = now
+    }
+
+    /// Notes that the connection runs at `now`: when packets were in flight and it did not run for longer than its
+    /// probe timer allows (plus ``ProtocolLimits/stallTolerance``), the process was stalled, and the stall ended now.
+    mutating func noteServiced(now: Instant) {
+        let probeInterval = Swift.max(ProtocolLimits.maxProbeTimeoutInterval, rtt.probeTimeout)
+        if sentPackets.bytesInFlight > 0, now - lastServicedAt > probeInterval + ProtocolLimits.stallTolerance {
+            stallEndedAt = now
+            statistics.stallsDetected += 1
+        }
+        lastServicedAt = now
     }
 
     static func makeCongestionController(

@@ -8,6 +8,8 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var packetsLost = 0
     /// Packets declared lost that the peer later acknowledged (reordered, not lost); included in ``packetsLost``.
     public var spuriousLosses = 0
+    /// Times the connection ran again after a stall of its process (see ``ProtocolLimits/stallTolerance``).
+    public var stallsDetected = 0
     /// Congestion window reductions undone because every loss behind them was spurious.
     public var congestionEventsUndone = 0
     /// Bytes of datagrams sent.
@@ -47,6 +49,7 @@ public struct ConnectionStatistics: Sendable, Hashable {
         packetsReceived += other.packetsReceived
         packetsLost += other.packetsLost
         spuriousLosses += other.spuriousLosses
+        stallsDetected += other.stallsDetected
         congestionEventsUndone += other.congestionEventsUndone
         bytesSent += other.bytesSent
         bytesReceived += other.bytesReceived

@@ -186,15 +186,17 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator
     ) throws(ProtocolError) -> AckResult {
         var result = AckResult()
-        try onAck(frame, now: now, rtt: &rtt, into: &result)
+        try onAck(frame, now: now, rtt: &rtt, ignoringSamplesSentBefore: nil, into: &result)
         return result
     }
 
     /// ``onAck(_:now:rtt:)`` writing into `result`, whose contents are replaced but whose array storage is reused:
     /// a connection keeps one result for all its ACKs instead of allocating a new one for each. On a throw `result`
-    /// is left unchanged.
+    /// is left unchanged. An acknowledgement of a packet sent before `cutoff` gives no RTT sample (the connection was
+    /// stalled until then, so when it arrived is unknown).
     mutating func onAck(
-        _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator, into result: inout AckResult
+        _ frame: AckFrame, now: Instant, rtt: inout RTTEstimator, ignoringSamplesSentBefore cutoff: Instant?,
+        into result: inout AckResult
     ) throws(ProtocolError) {
         try validate(frame.ranges)
         noteRTTSample(rtt, now: now)
@@ -247,7 +249,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         }
 
         if let newest = result.acknowledged.last, newest.packetNumber == frame.largestAcknowledged,
-            result.acknowledged.contains(where: \.ackEliciting)
+            result.acknowledged.contains(where: \.ackEliciting), cutoff.map({ newest.sentTime >= $0 }) ?? true
         {
             let ackDelay = Duration.microseconds(Int64(clamping: frame.ackDelay))
             rtt.update(sample: now - newest.sentTime, ackDelay: ackDelay)

@@ -22,9 +22,15 @@ public struct AdmissionKey: Sendable {
         self.secret = secret
     }
 
-    /// Whether this key supersedes `other`: a larger epoch, or the same epoch from a larger author key.
+    /// The admission id the secret derives (§8.1, sub-key 3): public, so comparing it leaks nothing of the secret.
+    public var admissionID: AdmissionID? { try? SessionKeys.sessionAdmission(sessionSecret: secret).0 }
+
+    /// Whether this key supersedes `other`: a larger epoch; of equal epochs, a larger author key (bytewise); of equal
+    /// authors too (an author that restarted and drew a key for an epoch it had drawn before), a larger admission id.
+    /// The order is total, so every member ends on the same key whatever order keys arrive in.
     public func supersedes(_ other: AdmissionKey) -> Bool {
         if epoch != other.epoch { return epoch > other.epoch }
-        return author.bytes.lexicographicallyPrecedes(other.author.bytes) == false && author != other.author
+        if author != other.author { return other.author.bytes.lexicographicallyPrecedes(author.bytes) }
+        return (admissionID?.rawValue ?? 0) > (other.admissionID?.rawValue ?? 0)
     }
 }

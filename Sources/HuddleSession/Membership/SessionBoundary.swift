@@ -16,6 +16,19 @@ struct SessionBoundary: Sendable {
     private(set) var removals: [(removal: MemberRemoval, staticKey: X25519PublicKey?)] = []
     /// The current admission key after the first rotation (`nil`: epoch 0, the session secret).
     private(set) var admissionKey: AdmissionKey?
+    /// Invitations a removal closed, oldest first (at most ``ProtocolLimits/maxRevokedInvitations``): they never open
+    /// again here, though a member that missed the removal still offers them.
+    private(set) var revoked: [AdmissionID] = []
+
+    /// Whether a removal closed invitation `id`.
+    func isRevoked(_ id: AdmissionID) -> Bool { revoked.contains(id) }
+
+    /// Remembers that a removal closed invitation `id`.
+    mutating func revoke(_ id: AdmissionID) {
+        guard !revoked.contains(id) else { return }
+        if revoked.count == ProtocolLimits.maxRevokedInvitations { revoked.removeFirst() }
+        revoked.append(id)
+    }
 
     /// The current admission epoch (0 before the first rotation).
     var admissionEpoch: UInt64 { admissionKey?.epoch ?? 0 }

@@ -52,7 +52,10 @@ public struct SessionCore: Sendable {
             // The address the peer was seen at goes first in its member record; a relay's address would mislead.
             var address: NetworkAddress?
             if case .direct(let direct) = endpoint.connection(id)?.route { address = direct }
-            membership.peerConnected(peer, address: address, admitted: endpoint.admission(of: peer) != nil)
+            // Under the session admission the peer is a member (one that dialled with its credentials), not a joiner.
+            let admission = endpoint.admission(of: peer)
+            membership.peerConnected(
+                peer, address: address, admitted: admission != nil && admission != membership.sessionAdmission)
         case .message(let id, let channel, let bytes):
             guard let peer = peers[id] else {
                 nonMemberMessagesDropped += 1
@@ -199,6 +202,10 @@ public struct SessionCore: Sendable {
         return deadline
     }
 
+    /// How many times each unreachable member was dialled again (its credentials alternate, see
+    /// ``SessionMembership/dialCredentials(for:underAdmission:)``).
+    var redialAttempts: [X25519PublicKey: Int] = [:]
+
     /// When the membership may forward a received activity value again (``ProtocolLimits/activityForwardInterval``
     /// after the last forward; `nil`: at once).
     var activityForwardAllowedAt: Instant?
@@ -231,7 +238,10 @@ public struct SessionCore: Sendable {
         }
         let unreachable = membership.unreachableMembers
         let keys = Set(unreachable.map(\.staticKey))
-        for key in redials.keys where !keys.contains(key) { redials[key] = nil }
+        for key in redials.keys where !keys.contains(key) {
+            redials[key] = nil
+            redialAttempts[key] = nil
+        }
         for record in unreachable {
             let key = record.staticKey
             guard let schedule = redials[key] else {
@@ -243,6 +253,16 @@ public struct SessionCore: Sendable {
             redials[key] = (now + backoff, backoff)
             // A connection that only answered the member's initiation (and was never confirmed) starts its own.
             if endpoint.initiateIfOnlyAnswering(key, now: now) { continue }
+            // Every other attempt under the session admission's current key: a member that never heard of this node
+            // (its announcement was lost with a sponsor that crashed) accepts only that, once the key has moved on
+            // from the session secret; one that knows this node accepts either. New credentials also restart a
+            // handshake still in progress under the others.
+            redialAttempts[key, default: 0] += 1
+            if let credentials = membership.dialCredentials(
+                for: key, underAdmission: redialAttempts[key, default: 0] % 2 == 1)
+            {
+                try? endpoint.addPeer(credentials)
+            }
             guard endpoint.liveConnectionID(for: key) == nil, let address = record.addresses.first else { continue }
             _ = try? endpoint.connect(to: key, at: address, now: now)
         }

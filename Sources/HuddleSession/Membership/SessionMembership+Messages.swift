@@ -44,6 +44,11 @@ extension SessionMembership {
                 return
             }
         }
+        // The sponsor's boundary messages follow its WELCOME; anything else means the admission key is not coming.
+        switch message {
+        case .charter, .memberRemoved, .admissionKey, .welcome: break
+        default: awaitingAdmissionKey = false
+        }
         switch message {
         case .joinRequest(let session, let invitation, let member):
             try handleJoinRequest(session: session, invitation: invitation, member: member, from: key, admission)
@@ -61,8 +66,6 @@ extension SessionMembership {
             members.markDeparted(key)
             // One already unreachable was reported gone then.
             if !reachability.markReachable(key) { actions.append(.participantLeft(entry.record, .left)) }
-            // It keeps the admission's secret: a new one shuts it out.
-            rotateIfDesignated()
         case .activity(let record):
             // Forwarded as well as original (members pass the current activity to members they reconnect to), so
             // the author need not be the sender: any member may set the activity anyway.
@@ -135,7 +138,10 @@ extension SessionMembership {
             // when its connection closes (``peerDisconnected(_:)``), as any departed member.
             if !reachability.isConnected(key) { actions.append(.forget(key)) }
         }
-        for id in invitations.ids where invitations.close(id) { actions.append(.closeAdmission(id)) }
+        for id in invitations.ids where invitations.close(id) {
+            boundary.revoke(id)
+            actions.append(.closeAdmission(id))
+        }
         if removal.author == local.identity.signingKey { actions.append(.rotateAdmission) }
     }
 
@@ -211,6 +217,7 @@ extension SessionMembership {
         sessionSecret = welcome.sessionSecret
         clock = max(clock, welcome.clock)
         phase = .member
+        awaitingAdmissionKey = true
         openSessionAdmission()
         for record in welcome.roster {
             if record.staticKey == local.staticKey {

@@ -76,8 +76,14 @@ public struct SessionMembership: Sendable {
     var boundary = SessionBoundary()
     /// The session's charter, once known (a joiner learns it right after its WELCOME).
     public var charter: SessionCharter? { boundary.charter }
-    /// The session admission's current epoch: 0 until the first departure, one more per rotation.
+    /// Whether this node knows that the identity with signing key `signingKey` was removed (while it remembers the
+    /// removal: ``ProtocolLimits/maxRemovals``).
+    public func knowsRemoval(of signingKey: Ed25519PublicKey) -> Bool { boundary.isRemoved(signing: signingKey) }
+    /// The session admission's current epoch: 0 until the first removal, one more per rotation.
     public var admissionEpoch: UInt64 { boundary.admissionEpoch }
+    /// Whether this node was just welcomed and its sponsor's boundary messages (which end with the admission key, if
+    /// it moved past epoch 0) are still to come.
+    var awaitingAdmissionKey = false
     /// Member records and join requests refused because their identity was removed.
     public internal(set) var removedRefused = 0
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
@@ -216,6 +222,11 @@ public struct SessionMembership: Sendable {
             guard let record = members.record(key) else { return }
             // Its handshake proves someone holds the record's key: no longer a claim of whoever introduced it.
             members.confirm(key)
+            // Dialled under the session admission's key (see ``adopt(_:from:)``): its later handshakes (rekeys) use
+            // the members' own credentials again, which both sides hold.
+            if let credentials = dialCredentials(for: key, underAdmission: false) {
+                actions.append(.authorize(credentials))
+            }
             // Active since the roster named it, unless it had become unreachable: then it is back (also when it came
             // in under an invitation: a restarted member's new record, when it arrives, replaces this one).
             if reachability.markReachable(key) { actions.append(.participantJoined(record)) }
@@ -281,6 +292,9 @@ public struct SessionMembership: Sendable {
             send(.memberJoined(other), to: key)
         }
         if let activity { send(.activity(activity), to: key) }
+        // Open invitations too: one opened while the link was down (its INVITATION_OPENED lost with the connection)
+        // would otherwise never open here, and a joiner holding its ticket could not reach this member.
+        for grant in invitations.grants.values { send(.invitationOpened(grant), to: key) }
     }
 
     /// Sends `key` the charter, every removal remembered and the current admission key (after its first rotation).
@@ -309,6 +323,32 @@ public struct SessionMembership: Sendable {
         }
         openSessionAdmission()
         broadcast(.admissionKey(key), except: sender)
+        // A joiner takes the key right behind its WELCOME, while it starts dialling the roster with the members'
+        // credentials: it dials under the key instead, which a member that never heard of it accepts (its sponsor's
+        // announcement may never come) and one that did accepts too. (A member that is already in the session keeps
+        // its dials: changing credentials restarts a handshake, and its redials alternate anyway.)
+        if awaitingAdmissionKey {
+            awaitingAdmissionKey = false
+            for other in members.presentKeys where !reachability.isConnected(other) {
+                if let credentials = dialCredentials(for: other, underAdmission: true) {
+                    actions.append(.authorize(credentials))
+                }
+            }
+        }
+    }
+
+    /// The credentials to dial member `key` with: the members' own (from the session secret), or, `underAdmission`,
+    /// those of the session admission's current key, which a member that never heard of this node accepts (and one
+    /// that did as well). `nil` when there is nothing to change: not a member, or the admission still at epoch 0
+    /// (whose credentials are the members' own).
+    public func dialCredentials(for key: X25519PublicKey, underAdmission: Bool) -> PeerCredentials? {
+        guard phase == .member, let sessionSecret else { return nil }
+        if underAdmission {
+            guard let admissionKey = boundary.admissionKey else { return nil }
+            return try? SessionKeys.memberCredentials(sessionSecret: admissionKey.secret, peer: key)
+        }
+        guard boundary.admissionKey != nil else { return nil }
+        return try? SessionKeys.memberCredentials(sessionSecret: sessionSecret, peer: key)
     }
 
     /// Starts a new admission epoch with `secret` (32 fresh random bytes) and sends it to every present member:
@@ -318,16 +358,6 @@ public struct SessionMembership: Sendable {
         adopt(
             AdmissionKey(epoch: boundary.admissionEpoch + 1, author: local.identity.signingKey, secret: secret),
             from: nil)
-    }
-
-    /// After a departure, the member with the smallest Noise key among this node and the present, reachable
-    /// members draws the next admission key (``MembershipAction/rotateAdmission``). Members that see different
-    /// rosters may both draw one; the keys converge (``AdmissionKey/supersedes(_:)``).
-    mutating func rotateIfDesignated() {
-        let smallest = members.presentKeys.filter { !reachability.isUnreachable($0) }.map(\.bytes)
-            .min { $0.lexicographicallyPrecedes($1) }
-        guard smallest.map({ local.staticKey.bytes.lexicographicallyPrecedes($0) }) ?? true else { return }
-        actions.append(.rotateAdmission)
     }
 
     /// Asks again for a WELCOME that has not come (``ProtocolLimits/joinRequestInterval`` after the last request):
@@ -372,7 +402,8 @@ public struct SessionMembership: Sendable {
     /// Opens `grant`'s admission. `owner` is the member that opened it (`nil`: it came in a WELCOME, opened by members
     /// this node cannot tell apart); the ``InvitationBook`` says which invitations its bounds close first.
     mutating func open(_ grant: InvitationGrant, owner: X25519PublicKey?) {
-        guard !invitations.contains(grant.id),
+        // One a removal closed stays closed, whoever still offers it (a member that missed the removal gossips it).
+        guard !invitations.contains(grant.id), !boundary.isRevoked(grant.id),
             let credentials = try? SessionKeys.admissionCredentials(invitationSecret: grant.secret)
         else { return }
         for closed in invitations.open(grant, owner: owner) { actions.append(.closeAdmission(closed)) }
