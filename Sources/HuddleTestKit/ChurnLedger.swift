@@ -363,6 +363,14 @@ public struct ChurnLedger {
             && alive[key.recipient] == entry.recipientIncarnation
         {
             guard !entry.delivered, entry.reported == nil else { continue }
+            // A removed member's messages that reached a member after it learned of the removal are dropped there
+            // (counted as from a non-member) though its transport confirmed them: the removed sender is not owed an
+            // outcome past its removal (docs/SECURITY.md). Only a recipient that learned of the removal may do so.
+            if let incarnation = entry.recipientIncarnation,
+                removalLearned[[key.recipient, incarnation, key.sender]] != nil
+            {
+                continue
+            }
             count += 1
             if examples.count < limit {
                 let sequence = bySequence.first { $0.value == key }?.key

@@ -265,7 +265,13 @@ extension SessionMembership {
             if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
             return
         }
-        guard members.isNewer(record) else { return }
+        // A member's own record, over its own connection, for an entry that departed at that same epoch: it left and
+        // came back, and its new sponsor, which never saw the old join, gave it the same epoch again (its clock
+        // lagged). It is here, so it is back.
+        let returning =
+            record.staticKey == sender
+            && members.entry(record.staticKey).map { !$0.present && $0.record.epoch == record.epoch } == true
+        guard members.isNewer(record) || returning else { return }
         // A removed identity stays out, whoever announces it (itself, through an invitation or the session
         // admission it may still hold the secret of, or a member that has not heard of the removal yet).
         guard !boundary.isRemoved(record) else {
