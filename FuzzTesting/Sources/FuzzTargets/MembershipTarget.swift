@@ -2,7 +2,7 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
-/// Control messages on channel 1 (docs/PROTOCOL.md 8.2), all seven types and the member records inside them:
+/// Control messages on channel 1 (docs/PROTOCOL.md 8.2), all ten types and the member records inside them:
 /// anything that decodes re-encodes to bytes that decode to the same encoding.
 public enum MembershipTarget: FuzzTarget {
     public static let name = "membership"
@@ -34,6 +34,27 @@ public enum MembershipTarget: FuzzTarget {
             ),
             ("invitation-opened", .invitationOpened(grant)),
             ("session-ended", .sessionEnded(by: identity.publicIdentity.signingKey)),
+            (
+                "charter",
+                .charter(
+                    SessionCharter(
+                        signingKey: identity.signingKey, nonce: random.bytes(count: SessionCharter.nonceLength),
+                        policy: .creatorOnly))
+            ),
+            (
+                "member-removed",
+                .memberRemoved(
+                    MemberRemoval(
+                        session: SessionID(bytes: [UInt8](repeating: 7, count: SessionID.length))!,
+                        removing: identity.publicIdentity.signingKey, signingKey: identity.signingKey))
+            ),
+            (
+                "admission-key",
+                .admissionKey(
+                    AdmissionKey(
+                        epoch: 2, author: identity.publicIdentity.signingKey,
+                        secret: SecureBytes(count: 32, using: &random)))
+            ),
         ]
         return messages.map { ($0.0, $0.1.encoded()) }
     }
