@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: api-baseline demo test install uninstall deps large-sessions mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: api-baseline demo test install uninstall deps large-sessions rotation-measure mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -116,6 +116,14 @@ CHURN_SEEDS ?= 1001-2000
 churn-schedule: deps
 	$(SWIFT) build -c release --product huddle-sim
 	scripts/churn-schedule.sh .build/release/huddle-sim $(CHURN_SEEDS)
+
+## What a removal costs (issue 36): 8, 32, 128 and 256 members, 20 ms round trip, 2 % loss; the creator removes one.
+## Prints when every member knows of it and holds the new admission key (p50/p95/last, ms) and bytes per member.
+## ROTATION_SEEDS (1-3 by default; 256 members take minutes per seed).
+ROTATION_SEEDS ?= 1-3
+rotation-measure: deps
+	$(SWIFT) build -c release --product huddle-sim
+	for members in 8 32 128 256; do .build/release/huddle-sim --scenario rotation-$$members --seeds $(ROTATION_SEEDS) || exit 1; done
 
 ## Large sessions in the simulator (issue 34): 64, 128 and 256 members on one address join in bursts, churn and
 ## split, checked for exactly-once delivery, one roster and a full mesh; prints join-to-mesh p50/p99/max and idle bytes

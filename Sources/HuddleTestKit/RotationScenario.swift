@@ -1,0 +1,123 @@
+import HuddleCrypto
+import HuddleProtocol
+import HuddleSession
+
+/// What a removal costs a session of ``members`` members in the simulator (issue 36): everyone joins through the
+/// founder's ticket in bursts of 8 over a 20 ms round trip with 2 % loss each way, the session settles into its full
+/// mesh, then the founder (the creator) removes the last member. Measured: when each remaining member knows of the
+/// removal and holds the new admission key (from the removal, in milliseconds: p50, p95, the last), and the bytes each
+/// remaining member sends for it (everything sent until the last one holds the key, less what the idle session sends
+/// in as long). Checked: every remaining member ends on one key, and the removed member learns of its removal.
+public struct RotationScenario {
+    /// The number of members, the removed one included.
+    public var members: Int
+
+    /// A scenario of `members` members.
+    public init(members: Int) {
+        self.members = members
+    }
+
+    /// Runs one seed.
+    public func run(seed: UInt64) throws -> ScenarioOutcome {
+        let count = members
+        var session = TestSession(count: count, seed: seed)
+        let addresses = (0..<count).map { NetworkAddress(ipv4: 10, 0, 0, 1, port: UInt16(20_000 + $0)) }
+        var net = SimulatedNetwork(
+            seed: seed, nodes: session.nodes(),
+            conditions: LinkConditions(latency: .milliseconds(10), lossRate: 0.02), addresses: addresses)
+        let sent = LargeSessionScenario.ByteCounter()
+        net.observeTransmits { _, transmit in sent.bytes += transmit.datagram.count }
+        net.options = ["members \(count) on one address", "latency 10 ms", "loss 2 %"]
+        let grant = session.invitation()
+        try net.withNode(0) { node in
+            node.start(session.founding(0, address: addresses[0]), now: .zero)
+            node.update(now: .zero) { $0.openInvitation(grant) }
+        }
+
+        func drain() throws {
+            for index in 0..<count { _ = try net.withNode(index) { $0.takeEvents() } }
+        }
+        func membership(_ index: Int) -> SessionMembership? { net.node(index)?.core?.membership }
+
+        // Joins in bursts of 8 every 200 ms, each through the founder's hints.
+        for start in stride(from: 1, to: count, by: 8) {
+            let hints = membership(0)?.ticketHints(limit: 8) ?? []
+            for index in start..<min(start + 8, count) {
+                try net.restart(index, with: MemberNode(endpoint: session.endpoint(index, incarnation: 1)))
+                let joining = session.joining(index, address: addresses[index], grant: grant, hints: hints)
+                let now = net.now
+                try net.withNode(index) { $0.start(joining, now: now) }
+            }
+            try net.run(for: .milliseconds(200))
+            try drain()
+        }
+        // The full mesh: every member active and connected at every other.
+        let keys = (0..<count).map { session.staticKey($0) }
+        let meshBy = net.now + .seconds(600)
+        while true {
+            try net.run(for: .milliseconds(500))
+            try drain()
+            let meshed = (0..<count).allSatisfy { index in
+                guard let view = membership(index), view.phase == .member else { return false }
+                return keys.indices.allSatisfy { $0 == index || view.isActiveMember(keys[$0]) }
+            }
+            if meshed { break }
+            guard net.now < meshBy else { throw net.failure("no full mesh of \(count) members within 600 s") }
+        }
+        // What the idle session sends in 5 s.
+        let idleStart = (sent.bytes, net.now)
+        try net.run(for: .seconds(5))
+        try drain()
+        let idleRate = Double(sent.bytes - idleStart.0) / ((net.now - idleStart.1) / .milliseconds(1))
+
+        let victim = count - 1
+        let removedAt = net.now
+        let bytesBefore = sent.bytes
+        let removal = session.removal(of: victim)
+        var removed = false
+        try net.withNode(0) { node in node.update(now: removedAt) { removed = $0.remove(removal) } }
+        guard removed else { throw net.failure("the founder could not remove member \(victim)") }
+        let remaining = Array(0..<victim)
+        var keyAt: [Int: Duration] = [0: .zero]
+        var knownAt: [Int: Duration] = [0: .zero]
+        var victimTold = false
+        let giveUp = removedAt + .seconds(120)
+        while keyAt.count < remaining.count || !victimTold {
+            try net.run(for: .milliseconds(1))
+            for index in remaining {
+                guard let view = membership(index) else { continue }
+                if knownAt[index] == nil, view.knowsRemoval(of: removal.removed) {
+                    knownAt[index] = net.now - removedAt
+                }
+                if keyAt[index] == nil, view.admissionEpoch >= 1 { keyAt[index] = net.now - removedAt }
+            }
+            if !victimTold, membership(victim)?.phase == .removed { victimTold = true }
+            if net.now.nanoseconds % 100_000_000 == 0 { try drain() }
+            guard net.now < giveUp else {
+                throw net.failure(
+                    "\(remaining.count - keyAt.count) of \(remaining.count) members without the new key, removed "
+                        + "member \(victimTold ? "" : "not ")told, 120 s after the removal")
+            }
+        }
+        let window = net.now - removedAt
+        let rotationBytes = Double(sent.bytes - bytesBefore) - idleRate * (window / .milliseconds(1))
+        let ids = Set(remaining.compactMap { membership($0)?.sessionAdmission })
+        guard ids.count == 1 else { throw net.failure("the remaining members hold \(ids.count) admission keys") }
+
+        func milliseconds(_ values: [Duration], _ quantile: Double) -> Double {
+            let sorted = values.sorted()
+            let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * quantile).rounded(.up)))
+            return sorted[index] / .milliseconds(1)
+        }
+        var outcome = ScenarioOutcome(simulatedTime: net.now - .zero, messagesDelivered: 0, bytesDelivered: 0)
+        let keys95 = Array(keyAt.values)
+        outcome.measurements = [
+            ("removal known p95 ms", milliseconds(Array(knownAt.values), 0.95)),
+            ("new key p50 ms", milliseconds(keys95, 0.5)),
+            ("new key p95 ms", milliseconds(keys95, 0.95)),
+            ("new key last ms", milliseconds(keys95, 1)),
+            ("bytes per member", max(0, rotationBytes) / Double(remaining.count)),
+        ]
+        return outcome
+    }
+}
