@@ -1,11 +1,11 @@
-"""Case 8 and 11: members that leave or close, the node dialling an unreachable member again, and the
-node itself leaving (docs/PROTOCOL.md §7.10, §8.2)."""
+"""Case 8, 11 and 12: members that leave or close, the node dialling an unreachable member again, the node
+itself leaving, and a removed member trying to come back (docs/PROTOCOL.md §7.10, §8.2)."""
 
 import json
 import signal
 import time
 
-from peer import ANSWER, CONTROL_CHANNEL, ack_or_ping, crypto, session, wire
+from peer import ANSWER, CONTROL_CHANNEL, SILENCE, ack_or_ping, crypto, session, wire
 
 
 class MembershipCases:
@@ -80,6 +80,58 @@ class MembershipCases:
                      f"initiation after {at - closed_at:.2f} s; mac1 under session credentials: {mac_ok}; {noise}",
                      mac_ok and noise_ok)
         c.close_socket()
+
+    # --- Case 12: a removed member tries to come back ------------------------------------------------
+
+    def case_removed(self):
+        """The host removes a member (/remove); it is told with a signed MEMBER_REMOVED, and then none of the ways
+        back in it holds gets an answer: not the ticket it joined with (closed by the removal), not the session
+        credentials it kept (its key is no longer authorised, and the session admission moved) (§8.2 rules 8-10)."""
+        p = self.fresh("removed")
+        if not self.join(p, None):
+            self.row("12 removal", "-", "-", "", False, skip=f"the joiner {p.name} could not join")
+            return
+        since = len(self.host.snapshot())
+        started = time.monotonic()
+        self.host.type_line(f"/remove {p.name}")
+        removal = self.net.wait(lambda: next(
+            (m for m in p.control_messages(started) if m["type"] == "member_removed"), None), ANSWER)
+        event = self.net.wait(lambda: self.host.find(
+            lambda e: e.get("event") == "participant-removed" and e.get("name") == p.name, since), ANSWER)
+        problems = []
+        if not removal:
+            problems.append("no MEMBER_REMOVED")
+        else:
+            author = self.ticket["inviter_signing_key"]
+            signed = session.REMOVAL_LABEL + self.ticket["session_id"] + removal["author"] + removal["removed"]
+            if removal["removed"] != p.signing_key or removal["author"] != author:
+                problems.append("it names another member or author")
+            if not crypto.ed25519_verify(removal["author"], signed, removal["signature"]):
+                problems.append("its signature does not verify")
+        if not event:
+            problems.append(f"no participant-removed; host events: {self.host_events_text(since)}")
+        self.row("12 removal", f"host stdin: /remove {p.name}",
+                 "MEMBER_REMOVED naming the member, by the host (the creator), signed over \"huddle member removed "
+                 "v1\" || session id || author || removed (§8.2 rule 9); host prints participant-removed",
+                 "MEMBER_REMOVED received, signature verifies" if not problems else "; ".join(problems),
+                 not problems)
+        # The removed member closes its connection, as an honest one does, then tries its ways back in.
+        p.send_frames([ack_or_ping(p), {"type": "close", "code": 0, "reason": "removed"}])
+        self.net.idle(0.5)
+        for label, creds in (("the ticket it joined with", self.invitation),
+                             ("the session credentials (hdl-sess) it kept", p.session_creds)):
+            p.reset_connection()
+            tried = time.monotonic()
+            packet, _ = p.make_initiation(creds=creds)
+            p.send_raw(packet)
+            self.net.idle(SILENCE)
+            answered = [t for t, _ in p.responses if t >= tried] + [t for t, _ in p.cookie_replies if t >= tried]
+            self.row(f"12 removed member: {label}", f"a valid initiation under {label}",
+                     "no answer, as to a stranger: the invitation closed with the removal; the member's key is no "
+                     "longer authorised and the session admission moved to a new key (§8.2 rules 9-10)",
+                     f"{len(answered)} answer(s); received since: {p.describe_received(tried) or 'nothing'}",
+                     not answered)
+        p.close_socket()
 
     def case_host_leaves(self):
         a = self.main
