@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// One session of an activity, shared by its members over a full mesh of end-to-end encrypted connections: the
 /// counterpart of Apple's `GroupSession`.
 ///
-/// Get one from ``HuddleNode/activate(_:)`` (a new session, ``GroupSessionState/waiting`` until ``join()``) or
+/// Get one from ``HuddleNode/activate(_:removalPolicy:)`` (a new session, ``GroupSessionState/waiting`` until ``join()``) or
 /// ``HuddleNode/join(_:as:)`` (an existing one, already joined); ``HuddleNode/sessions(of:)`` yields both.
 /// Watch ``participantChanges`` (`.joined(newcomer)`) to send catch-up state to newcomers with
 /// ``Messenger/send(_:to:)-(Message,_)`` and `.only([newcomer])`.
@@ -57,7 +57,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// This node as a participant.
     public var localParticipant: Participant { context.local }
 
-    /// Whether this node started the session: `true` for a session from ``HuddleNode/activate(_:)``, `false` for one
+    /// Whether this node started the session: `true` for a session from ``HuddleNode/activate(_:removalPolicy:)``, `false` for one
     /// joined with an invitation (Apple's `GroupSession.isLocallyInitiated`).
     public var isLocallyInitiated: Bool {
         if case .start = context.plan { return true }
@@ -170,7 +170,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         }
     }
 
-    /// Joins the session: for a session from ``HuddleNode/activate(_:)`` this starts it; a session from
+    /// Joins the session: for a session from ``HuddleNode/activate(_:removalPolicy:)`` this starts it; a session from
     /// ``HuddleNode/join(_:as:)`` is already joined and this returns at once.
     ///
     /// - Throws: ``HuddleError/alreadyInSession`` if the node is in another session,
