@@ -72,6 +72,23 @@ extension GroupSession {
             closeInvitation: { await Self.close(invitation, in: context, engine: engine) })
     }
 
+    /// Revokes `invitation` for everyone: every member closes it (members that are unreachable now learn of it when
+    /// they reconnect) and none opens it again, so nobody who has not joined with it yet can. Joins it already let in
+    /// stay. Any member may revoke any invitation of its session, as any may make one.
+    ///
+    /// - Throws: ``HuddleError/notJoined``, ``HuddleError/invalidated(_:)``; ``HuddleError/foreignInvitation`` for an
+    ///   invitation of another session.
+    public func revoke(_ invitation: Invitation) async throws(HuddleError) {
+        try context.requireJoined()
+        guard invitation.session == context.id else { throw .foreignInvitation }
+        guard let id = try? SessionKeys.admissionID(invitationSecret: invitation.secret) else {
+            throw .foreignInvitation
+        }
+        _ = try await engine.perform(in: context) { machine, endpoint, now in
+            machine.update(&endpoint, now: now) { $0.revokeInvitation(id) }
+        }
+    }
+
     /// Closes `invitation` on this node (other members close it when it expires). A session that is over took its
     /// invitations with it.
     private static func close(_ invitation: Invitation, in context: SessionContext, engine: SessionEngine) async {

@@ -33,6 +33,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case removalNotPermitted(RemovalPolicy?)
     /// ``GroupSession/remove(_:)`` named this node itself; call ``GroupSession/leave()`` instead.
     case cannotRemoveSelf
+    /// ``GroupSession/revoke(_:)`` was given an invitation of another session.
+    case foreignInvitation
     /// The receipt was not given by this session's messengers (it belongs to another session).
     case foreignReceipt(MessageReceipt)
     /// A value could not be encoded or decoded; the payload names the type and what the coder said.
@@ -82,6 +84,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
             policy.map { "this participant may not remove others: \($0)" }
                 ?? "this session has no removal policy (its creator runs an older version): nobody may remove"
         case .cannotRemoveSelf: "a participant cannot remove itself; leave the session instead"
+        case .foreignInvitation: "the invitation is for another session"
         case .foreignReceipt(let receipt):
             "\(receipt) of session \(receipt.session) was not sent in this session"
         case .coding(let failure): "\(failure)"

@@ -260,6 +260,48 @@ struct MemberRemovalTests {
         #expect(!underKey.presharedKey.constantTimeEquals(own.presharedKey))
     }
 
+    @Test("A revoked invitation closes here and at every member, is relayed once, and never opens again")
+    func revokeInvitation() throws {
+        var founder = try Founder()
+        let (ann, _) = try founder.admit("ann", address: 2)
+        let (bob, _) = try founder.admit("bob", address: 3)
+        let revoked = founder.membership.revokeInvitation(founder.invitation.id)
+        #expect(revoked)
+        let actions = founder.actions()
+        #expect(actions.contains { if case .closeAdmission(founder.invitation.id) = $0 { true } else { false } })
+        for key in [ann.staticKey, bob.staticKey] {
+            #expect(Self.sent(actions, to: key).contains { if case .invitationsRevoked = $0 { true } else { false } })
+        }
+        #expect(founder.membership.openInvitations.isEmpty)
+        // Offered again (a member that missed the revocation gossips it): stays closed; a join under it is refused.
+        try founder.membership.receive(
+            MembershipMessage.invitationOpened(founder.invitation).encoded(), from: bob.staticKey, admission: nil)
+        #expect(founder.membership.openInvitations.isEmpty)
+        var random = ChaChaRandomGenerator(seed: 305)
+        let joiner = MemberRecord(
+            identity: Identity(using: &random).publicIdentity, name: "late", addresses: [EndpointPair.address(9)],
+            epoch: 0)
+        #expect(throws: MembershipError.notInvited) {
+            try founder.membership.receive(
+                MembershipMessage.joinRequest(
+                    session: founder.session, invitation: founder.invitation.id, member: joiner
+                )
+                .encoded(), from: joiner.staticKey, admission: founder.invitation.id)
+        }
+        // Another member's revocation: taken, relayed to the others but not back; the same again changes nothing.
+        let other = try InvitationGrant(secret: EndpointPair.secret(4), expiresAt: .max)
+        founder.membership.openInvitation(other)
+        _ = founder.actions()
+        try founder.membership.receive(
+            MembershipMessage.invitationsRevoked([other.id]).encoded(), from: ann.staticKey, admission: nil)
+        let relayed = founder.actions()
+        #expect(relayed.contains { if case .closeAdmission(other.id) = $0 { true } else { false } })
+        #expect(Self.sent(relayed, to: bob.staticKey).count == 1 && Self.sent(relayed, to: ann.staticKey).isEmpty)
+        try founder.membership.receive(
+            MembershipMessage.invitationsRevoked([other.id]).encoded(), from: bob.staticKey, admission: nil)
+        #expect(founder.actions().isEmpty)
+    }
+
     @Test("A charter that does not derive the session's id, or whose signature fails, is a violation")
     func charterChecked() throws {
         var founder = try Founder()
@@ -296,6 +338,16 @@ struct MemberRemovalTests {
             case .admissionKey(let keyBack) = try MembershipMessage(
                 decoding: MembershipMessage.admissionKey(key).encoded())
         else { Issue.record("not an admission key"); return }
+        let ids = [AdmissionID(1), AdmissionID(.max)]
+        guard
+            case .invitationsRevoked(let idsBack) = try MembershipMessage(
+                decoding: MembershipMessage.invitationsRevoked(ids).encoded())
+        else {
+            Issue.record("not a revocation")
+            return
+        }
+        #expect(idsBack == ids)
+        #expect(throws: MembershipError.self) { try MembershipMessage(decoding: [11, 0]) }
         #expect(keyBack.epoch == 300 && keyBack.author == key.author && keyBack.secret.constantTimeEquals(key.secret))
     }
 }

@@ -14,10 +14,10 @@ struct ControlVectorTests {
     static let messages: CaseFilter = { $0.has("message") }
     static let ignored: CaseFilter = { $0.has("ignored") }
 
-    @Test("Every case of control.json is checked (16 cases)")
+    @Test("Every case of control.json is checked (17 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 16,
+            of: Self.file, count: 17,
             groups: [("record", Self.records), ("message", Self.messages), ("ignored", Self.ignored)])
     }
 
@@ -160,6 +160,8 @@ func membershipJSON(_ message: MembershipMessage) -> JSON {
             "type": "admission_key", "epoch": .int(key.epoch), "author": .hex(key.author.bytes),
             "secret": .hex(key.secret.bytes),
         ]
+    case .invitationsRevoked(let ids):
+        return ["type": "invitations_revoked", "invitation_ids": .array(ids.map { .int($0.rawValue) })]
     case .unknown(let type):
         return ["type": .string("unknown \(type)")]
     }
@@ -214,6 +216,8 @@ func membershipMessage(_ json: JSON) throws -> MembershipMessage {
                 author: try Ed25519PublicKey(bytes: try json.bytes("author")),
                 removed: try Ed25519PublicKey(bytes: try json.bytes("removed")), signature: try json.bytes("signature"))
         )
+    case "invitations_revoked":
+        return .invitationsRevoked(try json.array("invitation_ids").map { AdmissionID(try $0.uint64()) })
     case "admission_key":
         return .admissionKey(
             AdmissionKey(

@@ -675,6 +675,9 @@ def control_vectors():
                                                  CAROL["signing_key"])}, None),
         ("admission_key", "Bob's admission key for epoch 1 (after Carol's removal)",
          {"type": "admission_key", "epoch": 1, "author": BOB["signing_key"], "secret": ADMISSION_SECRET}, None),
+        ("invitations_revoked", "the invitation of kdf.json revoked, with one more id",
+         {"type": "invitations_revoked", "invitation_ids": [INVITATION["admission_id"], 0x0102030405060708]},
+         None),
     ]
     cases = []
     for name, desc, msg, rec in msgs:

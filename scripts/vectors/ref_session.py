@@ -141,7 +141,7 @@ BINDING_LABEL = b"huddle identity binding v1"
 
 CONTROL_TYPES = {1: "join_request", 2: "welcome", 3: "member_joined", 4: "member_left",
                  5: "activity", 6: "invitation_opened", 7: "session_ended", 8: "charter",
-                 9: "member_removed", 10: "admission_key"}
+                 9: "member_removed", 10: "admission_key", 11: "invitations_revoked"}
 SESSION_ID_LABEL = b"huddle session id v1"
 CHARTER_LABEL = b"huddle charter v1"
 REMOVAL_LABEL = b"huddle member removed v1"
@@ -230,6 +230,8 @@ def encode_control(msg):
         return out + msg["author"] + msg["removed"] + msg["signature"]
     if t == "admission_key":
         return out + varint(msg["epoch"]) + msg["author"] + msg["secret"]
+    if t == "invitations_revoked":
+        return out + varint(len(msg["invitation_ids"])) + b"".join(u64le(i) for i in msg["invitation_ids"])
     raise ValueError(t)
 
 
@@ -260,6 +262,8 @@ def decode_control(data):
         msg.update(author=r.take(32), removed=r.take(32), signature=r.take(64))
     elif t == "admission_key":
         msg.update(epoch=r.varint(), author=r.take(32), secret=r.take(32))
+    elif t == "invitations_revoked":
+        msg["invitation_ids"] = [r.u64le() for _ in range(r.varint())]
     r.end()
     return msg
 

@@ -2,7 +2,7 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
-/// Control messages on channel 1 (docs/PROTOCOL.md 8.2), all ten types and the member records inside them:
+/// Control messages on channel 1 (docs/PROTOCOL.md 8.2), all eleven types and the member records inside them:
 /// anything that decodes re-encodes to bytes that decode to the same encoding.
 public enum MembershipTarget: FuzzTarget {
     public static let name = "membership"
@@ -55,6 +55,7 @@ public enum MembershipTarget: FuzzTarget {
                         epoch: 2, author: identity.publicIdentity.signingKey,
                         secret: SecureBytes(count: 32, using: &random)))
             ),
+            ("invitations-revoked", .invitationsRevoked([grant.id, AdmissionID(7)])),
         ]
         return messages.map { ($0.0, $0.1.encoded()) }
     }

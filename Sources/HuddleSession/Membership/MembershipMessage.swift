@@ -20,6 +20,7 @@ import HuddleWire
 /// | 8 | CHARTER | creator signing key (32), nonce (16), removal policy (u8: 0 creator only, 1 any member), signature (64) |
 /// | 9 | MEMBER_REMOVED | author signing key (32), removed signing key (32), signature (64) |
 /// | 10 | ADMISSION_KEY | epoch (varint), author signing key (32), secret (32) |
+/// | 11 | INVITATIONS_REVOKED | count (varint, 1...1024) + invitation ids (u64) |
 ///
 /// A member record is signing key (32), Noise key (32), binding signature (64), epoch (varint), name length (varint)
 /// + UTF-8, address count (u8) + addresses (family u8 4 or 6, 4 or 16 address bytes, port u16). An activity is clock
@@ -49,6 +50,8 @@ public enum MembershipMessage: Sendable {
     case memberRemoved(MemberRemoval)
     /// The session admission's current secret (sent only over members' pairwise connections).
     case admissionKey(AdmissionKey)
+    /// Invitations a member revoked (or a removal closed): they close everywhere and never open again.
+    case invitationsRevoked([AdmissionID])
     /// A message type this version does not know; skipped.
     case unknown(type: UInt8)
 
@@ -139,6 +142,11 @@ public enum MembershipMessage: Sendable {
             Self.appendVarInt(key.epoch, to: &out)
             out += key.author.bytes
             out += key.secret.copyToArray()
+        case .invitationsRevoked(let ids):
+            out.append(11)
+            let listed = ids.prefix(ProtocolLimits.maxRevokedInvitations)
+            Self.appendVarInt(UInt64(listed.count), to: &out)
+            for id in listed { Self.appendUInt64(id.rawValue, to: &out) }
         case .unknown(let type):
             out.append(type)
         }
@@ -268,6 +276,15 @@ public enum MembershipMessage: Sendable {
             let author = try readSigningKey(&reader)
             message = .admissionKey(
                 AdmissionKey(epoch: epoch, author: author, secret: SecureBytes(try reader.readArray(count: 32))))
+        case 11:
+            let count = try reader.readVarInt()
+            guard count >= 1, count <= UInt64(ProtocolLimits.maxRevokedInvitations) else {
+                throw MembershipError.limitExceeded(
+                    what: "revoked invitations", limit: ProtocolLimits.maxRevokedInvitations)
+            }
+            var ids: [AdmissionID] = []
+            for _ in 0..<count { ids.append(AdmissionID(try reader.readUInt64LE())) }
+            message = .invitationsRevoked(ids)
         default:
             return .unknown(type: type)
         }

@@ -46,7 +46,7 @@ extension SessionMembership {
         }
         // The sponsor's boundary messages follow its WELCOME; anything else means the admission key is not coming.
         switch message {
-        case .charter, .memberRemoved, .admissionKey, .welcome: break
+        case .charter, .memberRemoved, .admissionKey, .invitationsRevoked, .welcome: break
         default: awaitingAdmissionKey = false
         }
         switch message {
@@ -99,6 +99,10 @@ extension SessionMembership {
         case .admissionKey(let admissionKey):
             try requireMember(key)
             adopt(admissionKey, from: key)
+        case .invitationsRevoked(let ids):
+            // Any member may revoke an invitation, as any may open one.
+            try requireMember(key)
+            revoke(ids, from: key)
         case .unknown:
             return
         }
@@ -138,6 +142,7 @@ extension SessionMembership {
             // when its connection closes (``peerDisconnected(_:)``), as any departed member.
             if !reachability.isConnected(key) { actions.append(.forget(key)) }
         }
+        // Revoked, not only closed: a member that missed the removal may still offer them.
         for id in invitations.ids where invitations.close(id) {
             boundary.revoke(id)
             actions.append(.closeAdmission(id))

@@ -302,6 +302,7 @@ public struct SessionMembership: Sendable {
         if let charter = boundary.charter { send(.charter(charter), to: key) }
         for entry in boundary.removals { send(.memberRemoved(entry.removal), to: key) }
         if let admissionKey = boundary.admissionKey { send(.admissionKey(admissionKey), to: key) }
+        if !boundary.revoked.isEmpty { send(.invitationsRevoked(boundary.revoked), to: key) }
     }
 
     /// Opens the session admission (once): members whose announcement this node missed can still reach it.
@@ -439,6 +440,28 @@ public struct SessionMembership: Sendable {
     public mutating func closeInvitation(_ id: AdmissionID) {
         guard invitations.close(id) else { return }
         actions.append(.closeAdmission(id))
+    }
+
+    /// Revokes invitation `id` for everyone: it closes here and at every member (each relays the revocation once and
+    /// sends every revocation it remembers on each new member connection), and no member opens it again. `false`,
+    /// changing nothing, when this node is not a member.
+    @discardableResult
+    public mutating func revokeInvitation(_ id: AdmissionID) -> Bool {
+        guard phase == .member else { return false }
+        revoke([id], from: nil)
+        return true
+    }
+
+    /// Takes the revocations `ids` (from member `sender`, or this node's own): each new one closes its invitation here
+    /// and goes to every other present member but `sender`.
+    mutating func revoke(_ ids: [AdmissionID], from sender: X25519PublicKey?) {
+        var new: [AdmissionID] = []
+        for id in ids where !boundary.isRevoked(id) {
+            boundary.revoke(id)
+            new.append(id)
+            if invitations.close(id) { actions.append(.closeAdmission(id)) }
+        }
+        if !new.isEmpty { broadcast(.invitationsRevoked(new), except: sender) }
     }
 
     /// Invitations that expired at `unixSeconds`; close them with ``closeInvitation(_:)``.
