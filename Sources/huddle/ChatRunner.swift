@@ -8,7 +8,7 @@ import Huddle
 
 /// Runs a joined chat session: prints participant changes, messages and attachments, and reads commands from
 /// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
-/// `/get ID PATH`, `/rm ID`, `/remove NAME`, `/leave`, `/end`, `/help`).
+/// `/get ID PATH`, `/rm ID`, `/remove NAME`, `/revoke TICKET`, `/leave`, `/end`, `/help`).
 ///
 /// Exit status: 0 when the run ends by leaving, ending or the session's end; ``removedExitStatus`` (4) when a member
 /// removed this node.
@@ -25,6 +25,8 @@ struct ChatRunner {
           /rm ID        remove an attachment for everyone
           /remove NAME  remove a participant for everyone (name or id prefix; by default only the session's
                         creator may); it cannot come back with any ticket it saw
+          /revoke TICKET
+                        take a ticket back for everyone (any member's): nobody joins with it any more
           /leave        leave (the session goes on without this node); confirmed by `left`
           /end          end the session for everyone
           /help         list these commands
@@ -164,6 +166,8 @@ struct ChatRunner {
                 await printPeers()
             case let command where command.hasPrefix("/remove "):
                 await remove(String(command.dropFirst("/remove ".count)).trimmingCharacters(in: .whitespaces))
+            case let command where command.hasPrefix("/revoke "):
+                await revoke(String(command.dropFirst("/revoke ".count)))
             case "/help":
                 output.emit(
                     "help", ["text": .string(Self.commandHelp)],
@@ -173,7 +177,7 @@ struct ChatRunner {
                     output.error(
                         code: "unknown-command",
                         "unknown command \(text); /help lists them: /invite, /peers, /share, /ls, /get, /rm, /remove, "
-                            + "/leave, /end")
+                            + "/revoke, /leave, /end")
                     continue
                 }
                 do {
@@ -205,6 +209,20 @@ struct ChatRunner {
             try await session.remove(participant)
         } catch {
             output.error(code: "remove-failed", "\(error)")
+        }
+    }
+
+    /// Revokes the ticket `text` for everyone; prints `invitation-revoked` (its expiry, which tells tickets apart).
+    private func revoke(_ text: String) async {
+        do {
+            let invitation = try Invitation(parsing: text)
+            try await session.revoke(invitation)
+            let expires = ISO8601DateFormatter().string(from: invitation.expiresAt)
+            output.emit(
+                "invitation-revoked", ["expires": .string(expires)],
+                text: "revoked the ticket that expires at \(expires): nobody joins with it any more")
+        } catch {
+            output.error(code: "revoke-failed", "\(error)")
         }
     }
 

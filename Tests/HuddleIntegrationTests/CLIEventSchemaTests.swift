@@ -22,6 +22,12 @@ struct CLIEventSchemaTests {
         try await host.waitForEvent("message", ["name": "ada"])
         for command in ["/peers", "/ls", "/invite", "/help", "/nonsense"] { try host.send(command) }
         try await host.waitForEvent("error", ["code": "unknown-command"])
+        let tickets = try await host.poll("a second ticket", within: 10) {
+            let printed = host.events.filter { $0.name == "ticket" }.compactMap { $0["ticket"] }
+            return printed.count >= 2 ? printed : nil
+        }
+        try ada.send("/revoke \(tickets[1])")
+        try await ada.waitForEvent("invitation-revoked", within: 10)
         try host.send("/remove bob")
         #expect(try await bob.waitForExit(within: 15) == 4)
         try await ada.waitForEvent("participant-removed", within: 10)
@@ -42,7 +48,7 @@ struct CLIEventSchemaTests {
         for name in [
             "ticket", "joined", "participant-joined", "message", "peer", "peers", "attachment-shared",
             "attachment-added", "attachment-complete", "attachment", "attachments", "help", "error",
-            "participant-removed", "removed", "left",
+            "participant-removed", "removed", "left", "invitation-revoked",
         ] {
             #expect(seen.contains(name), "no \(name) event was printed")
         }
