@@ -110,12 +110,12 @@ public struct RotationScenario {
             return sorted[index] / .milliseconds(1)
         }
         var outcome = ScenarioOutcome(simulatedTime: net.now - .zero, messagesDelivered: 0, bytesDelivered: 0)
-        let keys95 = Array(keyAt.values)
+        let keyTimes = Array(keyAt.values)
         outcome.measurements = [
             ("removal known p95 ms", milliseconds(Array(knownAt.values), 0.95)),
-            ("new key p50 ms", milliseconds(keys95, 0.5)),
-            ("new key p95 ms", milliseconds(keys95, 0.95)),
-            ("new key last ms", milliseconds(keys95, 1)),
+            ("new key p50 ms", milliseconds(keyTimes, 0.5)),
+            ("new key p95 ms", milliseconds(keyTimes, 0.95)),
+            ("new key last ms", milliseconds(keyTimes, 1)),
             ("bytes per member", max(0, rotationBytes) / Double(remaining.count)),
         ]
         return outcome

@@ -50,12 +50,6 @@ extension Endpoint {
         admissions[id] = Admission(credentials: credentials, incoming: incoming)
     }
 
-    /// `count` bytes from the endpoint's generator (seeded at creation), for secrets the layers above draw: the
-    /// sans-IO cores hold no generator of their own.
-    public mutating func randomBytes(count: Int) -> [UInt8] {
-        random.bytes(count: count)
-    }
-
     /// Closes an admission: no new handshakes are accepted under it. Connections it already admitted continue.
     public mutating func removeAdmission(_ id: AdmissionID) {
         admissions[id] = nil

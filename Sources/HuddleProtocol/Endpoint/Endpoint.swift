@@ -116,6 +116,12 @@ public struct Endpoint {
         if let id = connectionByPeer[staticKey] { close(id, code: .noError, reason: "removed", now: now) }
     }
 
+    /// `count` bytes from the endpoint's generator (seeded at creation), for secrets the layers above draw: the
+    /// sans-IO cores hold no generator of their own.
+    public mutating func randomBytes(count: Int) -> [UInt8] {
+        random.bytes(count: count)
+    }
+
     /// Sets (or with `nil` removes) the peer for `key`, keeping ``peerMacKeys`` in step.
     mutating func setPeer(_ key: X25519PublicKey, _ peer: Peer?) {
         if let old = peers[key],
