@@ -3,15 +3,19 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
-/// Letting more devices in: tickets (``makeInvitation(validFor:)``) and the nearby announcement that hands one out.
+/// Letting more devices in: tickets (``makeInvitation(validFor:requiresApproval:)``) and the nearby announcement that hands one out.
 extension GroupSession {
-    /// A ticket that lets one more device join, valid for `duration`. Any member may invite; the ticket names the
+    /// A ticket that lets more devices join, valid for `duration`. Any member may invite; the ticket names the
     /// current members, so it keeps working after this node leaves.
+    ///
+    /// With `requiresApproval` it is an ask-to-join ticket: a joiner holding it waits (``HuddleNode/join(_:as:onWaitingForApproval:)``
+    /// says so) until a participant answers its request, which every member sees on ``joinRequests``; it gets in
+    /// only once one of them calls ``admit(_:)``. A leaked ask-to-join ticket therefore lets nobody in unasked.
     ///
     /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
     ///   over.
     public func makeInvitation(
-        validFor duration: Duration = .seconds(24 * 3600)
+        validFor duration: Duration = .seconds(24 * 3600), requiresApproval: Bool = false
     ) async throws(HuddleError) -> Invitation {
         try context.requireJoined()
         var random = SystemRandomGenerator()
@@ -19,7 +23,8 @@ extension GroupSession {
         let expiresAt = Date().addingTimeInterval(Double(duration.components.seconds))
         let grant: InvitationGrant
         do {
-            grant = try InvitationGrant(secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970))
+            grant = try InvitationGrant(
+                secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970), requiresApproval: requiresApproval)
         } catch {
             // 32 random bytes always derive; a failure here is libsodium's, which the invitation cannot be made without.
             throw .joinFailed(.invitationUnusable)

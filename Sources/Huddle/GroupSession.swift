@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 /// counterpart of Apple's `GroupSession`.
 ///
 /// Get one from ``HuddleNode/activate(_:removalPolicy:)`` (a new session, ``GroupSessionState/waiting`` until ``join()``) or
-/// ``HuddleNode/join(_:as:)`` (an existing one, already joined); ``HuddleNode/sessions(of:)`` yields both.
+/// ``HuddleNode/join(_:as:onWaitingForApproval:)`` (an existing one, already joined); ``HuddleNode/sessions(of:)`` yields both.
 /// Watch ``participantChanges`` (`.joined(newcomer)`) to send catch-up state to newcomers with
 /// ``Messenger/send(_:to:)-(Message,_)`` and `.only([newcomer])`.
 public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable {
@@ -171,7 +171,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     }
 
     /// Joins the session: for a session from ``HuddleNode/activate(_:removalPolicy:)`` this starts it; a session from
-    /// ``HuddleNode/join(_:as:)`` is already joined and this returns at once.
+    /// ``HuddleNode/join(_:as:onWaitingForApproval:)`` is already joined and this returns at once.
     ///
     /// - Throws: ``HuddleError/alreadyInSession`` if the node is in another session,
     ///   ``HuddleError/invalidated(_:)`` if this session is over.

@@ -35,6 +35,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case cannotRemoveSelf
     /// ``GroupSession/revoke(_:)`` was given an invitation of another session.
     case foreignInvitation
+    /// ``GroupSession/admit(_:)`` or ``GroupSession/deny(_:)`` named a request that no longer waits: a member answered
+    /// it already, it expired, or it never came.
+    case joinRequestNotPending(JoinRequest)
     /// The receipt was not given by this session's messengers (it belongs to another session).
     case foreignReceipt(MessageReceipt)
     /// A value could not be encoded or decoded; the payload names the type and what the coder said.
@@ -85,6 +88,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
                 ?? "this session has no removal policy (its creator runs an older version): nobody may remove"
         case .cannotRemoveSelf: "a participant cannot remove itself; leave the session instead"
         case .foreignInvitation: "the invitation is for another session"
+        case .joinRequestNotPending(let request):
+            "the request of \(request) no longer waits: it was answered by a member or expired"
         case .foreignReceipt(let receipt):
             "\(receipt) of session \(receipt.session) was not sent in this session"
         case .coding(let failure): "\(failure)"

@@ -212,9 +212,13 @@ public final class HuddleNode: Sendable {
     /// protocol version never completes one with it (docs/PROTOCOL.md, "Version").
     public static let protocolVersion = "huddle/1"
 
-    /// How long ``join(_:as:)`` waits for a member the invitation names to answer before it fails with
+    /// How long ``join(_:as:onWaitingForApproval:)`` waits for a member the invitation names to answer before it fails with
     /// ``HuddleError/joinTimedOut(_:)``.
     public static var joinTimeout: Duration { SessionEngine.timing.joinTimeout }
+
+    /// How long an ask-to-join request waits for a member's answer (two minutes); a joiner told to wait has its join
+    /// timeout extended by this much.
+    public static let joinApprovalTimeout = ProtocolLimits.joinApprovalTimeout
 
     /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
     static let prologue = Array(protocolVersion.utf8)
@@ -252,13 +256,20 @@ public final class HuddleNode: Sendable {
     /// node in (the session is then ``GroupSessionState/joined``). No network traffic happens for an expired
     /// ticket.
     ///
+    /// With an ask-to-join ticket the member reached holds the request until a participant answers it:
+    /// `onWaitingForApproval` is called when that wait starts, and the join timeout grows by two minutes, the time
+    /// members have to answer. A denial fails the join with ``JoinFailure/denied``, no answer with
+    /// ``JoinFailure/unanswered``.
+    ///
     /// - Throws: ``HuddleError/invitationExpired(_:)``, ``HuddleError/joinTimedOut(_:)`` (30 s),
-    ///   ``HuddleError/joinFailed(_:)``, ``HuddleError/activityMismatch(expected:found:)``,
+    ///   ``HuddleError/joinFailed(_:)`` (``JoinFailure/denied`` among others),
+    ///   ``HuddleError/activityMismatch(expected:found:)``,
     ///   ``HuddleError/alreadyInSession``, and at once, before any network traffic,
     ///   ``HuddleError/invitationNamesOnlyThisNode(fingerprint:)`` when every member the ticket names is this node's own identity
     ///   (a node cannot let itself in: two processes sharing one identity file do this).
     public func join<Activity: GroupActivity>(
-        _ invitation: Invitation, as type: Activity.Type = Activity.self
+        _ invitation: Invitation, as type: Activity.Type = Activity.self,
+        onWaitingForApproval: (@Sendable () -> Void)? = nil
     ) async throws(HuddleError) -> GroupSession<Activity> {
         guard !invitation.isExpired() else { throw .invitationExpired(invitation.expiresAt) }
         // The membership core skips members with the local key, so such a ticket would leave nobody to contact and
@@ -269,7 +280,7 @@ public final class HuddleNode: Sendable {
         }
         let context = SessionContext(
             id: invitation.session, activityIdentifier: Activity.activityIdentifier, local: localParticipant,
-            plan: .join(invitation), activity: [])
+            plan: .join(invitation), activity: [], onWaitingForApproval: onWaitingForApproval)
         try await engine.begin(context)
         let activity = try ActivityCoding.decode(context.activity.value, as: Activity.self)
         let groupSession = GroupSession(context: context, engine: engine, activity: activity)

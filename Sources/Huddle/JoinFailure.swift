@@ -15,12 +15,24 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
     case noAnswer(within: Duration)
     /// The invitation's secret cannot be used (it is not a secret this version can derive keys from).
     case invitationUnusable
+    /// The invitation asks a member to let each joiner in, and one denied this node.
+    case denied
+    /// The invitation asks a member to let each joiner in, and nobody answered within two minutes.
+    case unanswered
+    /// The invitation was revoked (or closed by a removal) while this node was joining with it; ask for a new one.
+    case invitationClosed
+    /// A member turned this node away for a reason this version does not know.
+    case refused
 
     /// The failure the membership machine reported.
     init(_ cause: JoinFailureCause) {
         switch cause {
         case .sponsorDisconnected: self = .sponsorDisconnected
         case .noMemberReachable: self = .noMemberReachable
+        case .refused(.denied): self = .denied
+        case .refused(.unanswered): self = .unanswered
+        case .refused(.invitationClosed): self = .invitationClosed
+        case .refused(.unspecified): self = .refused
         }
     }
 
@@ -32,6 +44,10 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
         case .noMemberReachable: "no member named in the invitation could be reached"
         case .noAnswer(let timeout): "no member answered within \(timeout)"
         case .invitationUnusable: "the invitation's secret cannot be used"
+        case .denied: "a member denied the request to join"
+        case .unanswered: "no member answered the request to join within two minutes"
+        case .invitationClosed: "the invitation was revoked while joining; ask a member for a new one"
+        case .refused: "a member turned this node away"
         }
     }
 }

@@ -7,7 +7,7 @@ import NIOPosix
 #endif
 
 /// A session a member announces on the local network (``GroupSession/announceNearby(as:validFor:)``), as
-/// ``browse()`` hears it: join it with ``HuddleNode/join(_:as:)`` and ``invitation``, no ticket pasted.
+/// ``browse()`` hears it: join it with ``HuddleNode/join(_:as:onWaitingForApproval:)`` and ``invitation``, no ticket pasted.
 ///
 /// Anyone on the network segment hears the same announcement and can join the same way while it runs: announcing is
 /// an open door for the local network (docs/SECURITY.md, "Local network discovery").

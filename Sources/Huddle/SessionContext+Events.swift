@@ -73,6 +73,20 @@ extension SessionContext {
             if channel == messengerChannel, count > 0 {
                 return .undelivered(to: peer, count: count, tags: tags, reason: reason)
             }
+        case .waitingForApproval:
+            onWaitingForApproval?()
+        case .joinRequested(let record):
+            let request = JoinRequest(record)
+            pendingJoinRequests.withLockedValue { $0.append(request) }
+            joinRequests.append(.asked(request))
+        case .joinRequestSettled(let record, let outcome):
+            let request = JoinRequest(record)
+            pendingJoinRequests.withLockedValue { $0.removeAll { $0 == request } }
+            switch outcome {
+            case .admitted(let by): joinRequests.append(.admitted(request, by: directory.participant(by)))
+            case .denied(let by): joinRequests.append(.denied(request, by: directory.participant(by)))
+            case .expired: joinRequests.append(.expired(request))
+            }
         case .message, .datagram, .delivered, .subscriberWaitOver, .departed:
             // Messages are routed before they get here; the rest is dropped on the loop or turned into signals
             // there (``LoopSession/drain()``).

@@ -33,8 +33,18 @@ final class SessionContext: Sendable {
     private let others = NIOLockedValueBox(RecipientGroup.empty)
     /// Received messages no application code will see, for every observer.
     let messageDrops = ReportLog<MessageDrop>()
+    /// Ask-to-join requests and their answers, from the session's start, for every observer.
+    let joinRequests = ReportLog<JoinRequestChange>()
+    /// The ask-to-join requests waiting for an answer, oldest first.
+    let pendingJoinRequests = NIOLockedValueBox<[JoinRequest]>([])
+    /// Called when this joiner's request waits for a member's answer (ask to join).
+    let onWaitingForApproval: (@Sendable () -> Void)?
 
-    init(id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8]) {
+    init(
+        id: SessionID, activityIdentifier: String, local: Participant, plan: Plan, activity: [UInt8],
+        onWaitingForApproval: (@Sendable () -> Void)? = nil
+    ) {
+        self.onWaitingForApproval = onWaitingForApproval
         self.id = id
         self.activityIdentifier = activityIdentifier
         self.local = local
@@ -82,6 +92,8 @@ final class SessionContext: Sendable {
         changes.finish()
         deliveryFailures.finish()
         messageDrops.finish()
+        pendingJoinRequests.withLockedValue { $0 = [] }
+        joinRequests.finish()
         journal.finish()
     }
 }

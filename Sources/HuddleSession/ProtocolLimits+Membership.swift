@@ -24,6 +24,17 @@ extension ProtocolLimits {
     /// removal offers it: 1,024 (16 removals' worth of a full set of 64 open invitations). Beyond it the oldest is
     /// forgotten.
     public static let maxRevokedInvitations = 1_024
+    /// Ask-to-join requests a member keeps waiting at once: 16. A 17th pushes out the oldest (its members report it
+    /// expired, and its sponsor turns the joiner away as unanswered), so joiners holding a leaked ask-to-join ticket
+    /// cannot grow a member's state or bury the requests of people the members expect.
+    public static let maxPendingJoinRequests = 16
+    /// Answers to ask-to-join requests a member remembers: 64. A joiner that asks another member after its sponsor
+    /// answered (or crashed) gets the same answer, and nobody is asked about it twice.
+    public static let maxRememberedJoinAnswers = 64
+    /// How long an ask-to-join request waits for a member's answer: 120 s, time for a person to notice and decide.
+    /// Then its sponsor turns the joiner away as unanswered (JOIN_REFUSED 3) and every member drops the request. A
+    /// joiner told it waits (JOIN_WAITING) extends its own join timeout by this much.
+    public static let joinApprovalTimeout = Duration.seconds(120)
     /// The longest member display name, in UTF-8 bytes: 64.
     public static let maxMemberNameBytes = 64
     /// The most addresses a member record lists: 8.

@@ -36,6 +36,9 @@ public struct SessionMachine<Store: JournalChunkStore> {
     var schedulingCheckAt: Instant?
     /// When joining gives up, while the membership is joining.
     var joinDeadline: Instant?
+    /// How long joining waits in all: ``SessionTiming/joinTimeout``, plus ``ProtocolLimits/joinApprovalTimeout`` once
+    /// the sponsor said the request waits for a member's answer.
+    var joinWait: Duration = .zero
     /// When the wait for the departure announcement's acknowledgements ends, while departing.
     var departureDeadline: Instant?
     /// When the wait for a subscriber ends, while the owner holds input back for one.
@@ -59,7 +62,10 @@ public struct SessionMachine<Store: JournalChunkStore> {
     public mutating func start(_ membership: SessionMembership, endpoint: inout Endpoint, now: Instant) {
         session = SessionCore(membership: membership)
         session!.flush(&endpoint, now: now)
-        if membership.phase == .joining { joinDeadline = now + timing.joinTimeout }
+        if membership.phase == .joining {
+            joinWait = timing.joinTimeout
+            joinDeadline = now + joinWait
+        }
         settle(&endpoint, now: now)
     }
 
@@ -91,7 +97,7 @@ public struct SessionMachine<Store: JournalChunkStore> {
         }
         if let deadline = joinDeadline, deadline <= now {
             joinDeadline = nil
-            events.append(.joinTimedOut(after: timing.joinTimeout))
+            events.append(.joinTimedOut(after: joinWait))
         }
         if let deadline = departureDeadline, deadline <= now {
             departureDeadline = nil
@@ -222,6 +228,14 @@ public struct SessionMachine<Store: JournalChunkStore> {
     /// membership (joined, settled, scheduling to set up).
     private mutating func settle(_ endpoint: inout Endpoint, now: Instant) {
         while let event = session?.pollEvent() {
+            if case .waitingForApproval = event, let deadline = joinDeadline {
+                // A person is to answer: the wait grows by their time (once: a later sponsor's JOIN_WAITING after a
+                // sponsor went away keeps the deadline it has).
+                if joinWait == timing.joinTimeout {
+                    joinWait += ProtocolLimits.joinApprovalTimeout
+                    joinDeadline = deadline + ProtocolLimits.joinApprovalTimeout
+                }
+            }
             guard let passed = journal.handle(event, endpoint: &endpoint, now: now) else { continue }
             events.append(passed)
         }

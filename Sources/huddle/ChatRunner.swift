@@ -8,7 +8,8 @@ import Huddle
 
 /// Runs a joined chat session: prints participant changes, messages and attachments, and reads commands from
 /// standard input (plain text is a chat message to everyone; `/invite`, `/peers`, `/share PATH`, `/ls`,
-/// `/get ID PATH`, `/rm ID`, `/remove NAME`, `/revoke TICKET`, `/leave`, `/end`, `/help`).
+/// `/get ID PATH`, `/rm ID`, `/remove NAME`, `/revoke TICKET`, `/admit NAME`, `/deny NAME`, `/leave`, `/end`,
+/// `/help`).
 ///
 /// Exit status: 0 when the run ends by leaving, ending or the session's end; ``removedExitStatus`` (4) when a member
 /// removed this node.
@@ -18,6 +19,9 @@ struct ChatRunner {
         Standard input takes one command per line:
           TEXT          a chat message to everyone
           /invite       print a fresh ticket (any member can invite; it names every current member)
+          /invite ask   print an ask-to-join ticket: each joiner waits until a member admits it
+          /admit NAME   let in someone asking to join (name or id prefix; any member may answer)
+          /deny NAME    turn away someone asking to join
           /peers        list the other participants with round-trip time and loss
           /share PATH   share a file (up to 100 MiB) with everyone, late joiners too; prints its id
           /ls           list attachments: id, name, size, holders, progress
@@ -61,6 +65,7 @@ struct ChatRunner {
         let changes = session.participantChanges
         let failures = session.deliveryFailures
         let drops = session.messageDrops
+        let requests = session.joinRequests
         output.joined(session, present: session.activeParticipants.filter { $0 != session.localParticipant })
         // Outside the group: reports made while leaving (messages still unconfirmed then) are printed too; the
         // stream ends when the session is over.
@@ -86,6 +91,10 @@ struct ChatRunner {
 
             group.addTask {
                 await attachments.follow()
+                return nil
+            }
+            group.addTask {
+                await followJoinRequests(requests)
                 return nil
             }
             group.addTask { [node] in
@@ -156,12 +165,17 @@ struct ChatRunner {
                 } catch {
                     output.error(code: "end-failed", "\(error)")
                 }
-            case "/invite":
+            case "/invite", "/invite ask":
                 do {
-                    output.ticket(try await session.makeInvitation())
+                    let ask = text == "/invite ask"
+                    output.ticket(try await session.makeInvitation(requiresApproval: ask), askToJoin: ask)
                 } catch {
                     output.error(code: "invite-failed", "\(error)")
                 }
+            case let command where command.hasPrefix("/admit "):
+                await answer(String(command.dropFirst("/admit ".count)).trimmingCharacters(in: .whitespaces), admit: true)
+            case let command where command.hasPrefix("/deny "):
+                await answer(String(command.dropFirst("/deny ".count)).trimmingCharacters(in: .whitespaces), admit: false)
             case "/peers":
                 await printPeers()
             case let command where command.hasPrefix("/remove "):
@@ -177,7 +191,7 @@ struct ChatRunner {
                     output.error(
                         code: "unknown-command",
                         "unknown command \(text); /help lists them: /invite, /peers, /share, /ls, /get, /rm, /remove, "
-                            + "/revoke, /leave, /end")
+                            + "/revoke, /admit, /deny, /leave, /end")
                     continue
                 }
                 do {

@@ -157,12 +157,13 @@ struct EventOutput: Sendable {
         seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
-    func ticket(_ invitation: Invitation) {
+    func ticket(_ invitation: Invitation, askToJoin: Bool = false) {
         emit(
             "ticket",
             [
                 "ticket": .string(invitation.ticket),
                 "expires": .string(ISO8601DateFormatter().string(from: invitation.expiresAt)),
+                "ask_to_join": .bool(askToJoin),
             ], text: invitation.ticket)
     }
 

@@ -14,6 +14,7 @@ struct HostCommand: AsyncParsableCommand {
               huddle host --name ana --listen 0.0.0.0:7000        # reachable from other machines on port 7000
               huddle host --name ana --relay relay.example:3478   # members behind NATs meet through a relay
               huddle host --name ana --lan "Ana's room" --json    # also announced nearby; JSON events
+              huddle host --name ana --ask-to-join                # each joiner waits for /admit NAME
 
             """ + ChatRunner.commandHelp
     )
@@ -25,6 +26,13 @@ struct HostCommand: AsyncParsableCommand {
 
     @Option(help: "How long the printed ticket stays valid, in seconds.")
     var ticketLifetime: Int = 24 * 3600
+
+    @Flag(
+        help: ArgumentHelp(
+            "Make the printed ticket ask to join: each joiner waits until a member lets it in (/admit NAME).",
+            discussion: "Every member sees the request (a join-request event) and any of them may answer; a "
+                + "leaked ticket then lets nobody in unasked."))
+    var askToJoin = false
 
     @Option(
         help: ArgumentHelp(
@@ -53,7 +61,9 @@ struct HostCommand: AsyncParsableCommand {
         do {
             session = try await node.activate(ChatActivity(topic: topic))
             try await session.join()
-            output.ticket(try await session.makeInvitation(validFor: .seconds(ticketLifetime)))
+            output.ticket(
+                try await session.makeInvitation(validFor: .seconds(ticketLifetime), requiresApproval: askToJoin),
+                askToJoin: askToJoin)
             if let server = started.metricsServer { output.metrics(server.localAddress) }
             if let lan {
                 output.announcing(try await session.announceNearby(as: lan, validFor: .seconds(lanLifetime)))

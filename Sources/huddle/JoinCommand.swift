@@ -12,7 +12,9 @@ struct JoinCommand: AsyncParsableCommand {
             Contacts the members the ticket names and joins through the first that answers (30 s at most), then \
             works like `huddle host`. Exit status: 0 after a session, 1 when the node cannot start, 2 when the \
             ticket is unusable (damaged, expired, or made by this node's own identity), 3 when joining fails, \
-            128 + the signal when SIGINT or SIGTERM interrupts the join (the node leaves first).
+            5 when a member denied an ask-to-join request, 128 + the signal when SIGINT or SIGTERM interrupts the \
+            join (the node leaves first). With an ask-to-join ticket the join waits up to two more minutes for a \
+            member's answer (a `waiting` event says so).
 
             Examples:
               huddle join huddle:... --name ben
@@ -21,6 +23,9 @@ struct JoinCommand: AsyncParsableCommand {
 
             """ + ChatRunner.commandHelp
     )
+
+    /// The exit status when a member denied this node's ask-to-join request.
+    static let deniedExitStatus: Int32 = 5
 
     @Argument(help: "The ticket (starts with huddle:); or use --lan.")
     var ticket: String?
@@ -79,7 +84,11 @@ struct JoinCommand: AsyncParsableCommand {
         output.waiting(
             for: "a member the ticket names to answer", seconds: Double(HuddleNode.joinTimeout.components.seconds))
         do {
-            session = try await node.join(invitation, as: ChatActivity.self)
+            session = try await node.join(invitation, as: ChatActivity.self) {
+                output.waiting(
+                    for: "a member to answer the request to join",
+                    seconds: Double(HuddleNode.joinApprovalTimeout.components.seconds))
+            }
         } catch {
             if let signal = await Self.settle(interruption) {
                 Self.reportInterruption(signal, output: output)
@@ -98,10 +107,13 @@ struct JoinCommand: AsyncParsableCommand {
                 switch error {
                 case HuddleError.joinTimedOut: "join-timeout"
                 case HuddleError.activityMismatch: "not-a-chat"
+                case HuddleError.joinFailed(.denied): "join-denied"
+                case HuddleError.joinFailed(.unanswered): "join-unanswered"
                 default: "join-failed"
                 }
             output.error(code: code, "\(error)")
             await node.shutdown()
+            if case HuddleError.joinFailed(.denied) = error { throw ExitCode(Self.deniedExitStatus) }
             throw ExitCode(3)
         }
         if let signal = await Self.settle(interruption) {

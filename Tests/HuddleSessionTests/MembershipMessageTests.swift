@@ -35,6 +35,13 @@ struct MembershipMessageTests {
             .activity(activity),
             .invitationOpened(grant),
             .sessionEnded(by: Self.member(2).identity.signingKey),
+            .askInvitationOpened(
+                try InvitationGrant(secret: grant.secret, expiresAt: grant.expiresAt, requiresApproval: true)),
+            .joinWaiting,
+            .joinAsked(Self.member(4)),
+            .joinAnswered(joiner: Self.member(4).identity.signingKey, admitted: true),
+            .joinAnswered(joiner: Self.member(4).identity.signingKey, admitted: false),
+            .joinRefused(.denied), .joinRefused(.invitationClosed), .joinRefused(.unanswered),
         ]
         for message in messages {
             let bytes = message.encoded()
@@ -61,6 +68,21 @@ struct MembershipMessageTests {
             #expect(throws: MembershipError.self) { try MembershipMessage(decoding: Array(bytes.prefix(cut))) }
         }
         #expect(throws: MembershipError.self) { try MembershipMessage(decoding: bytes + [0]) }
+        // A join answer is 0 or 1; a refusal reason this version does not know still refuses.
+        let answer = MembershipMessage.joinAnswered(joiner: Self.member(1).identity.signingKey, admitted: true)
+        #expect(throws: MembershipError.self) { try MembershipMessage(decoding: answer.encoded().dropLast() + [2]) }
+        guard case .joinRefused(.unspecified) = try MembershipMessage(decoding: [16, 200]) else {
+            Issue.record("an unknown refusal reason did not decode as unspecified")
+            return
+        }
+        // Only a grant that arrived as ASK_INVITATION_OPENED asks for approval.
+        guard case .askInvitationOpened(let grant) = try MembershipMessage(decoding: [12] + [UInt8](repeating: 7, count: 40)),
+            case .invitationOpened(let plain) = try MembershipMessage(decoding: [6] + [UInt8](repeating: 7, count: 40))
+        else {
+            Issue.record("invitation announcements did not decode")
+            return
+        }
+        #expect(grant.requiresApproval && !plain.requiresApproval)
     }
 
     @Test("A 64-byte name is accepted and 65 refused; 8 addresses accepted and 9 refused, before reading them")

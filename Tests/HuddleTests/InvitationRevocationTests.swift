@@ -19,7 +19,9 @@ struct InvitationRevocationTests {
         let ticket = try await sessions[0].makeInvitation(validFor: .seconds(600))
         #expect(ticket.members.count == 2)
         try await sessions[1].revoke(ticket)
-        // Both members closed it: the joiner's handshakes under it go unanswered until its join gives up.
+        // Both members closed it: the joiner's handshakes under it go unanswered until its join gives up. (When the
+        // revocation reaches the host only after the joiner's handshake with it, the host turns the joiner away and
+        // says why: the CI run that raced this way failed with a bare "sponsor disconnected" before JOIN_REFUSED.)
         let clock = ContinuousClock()
         let started = clock.now
         do {
@@ -27,6 +29,7 @@ struct InvitationRevocationTests {
             Issue.record("joined with a revoked ticket")
         } catch .joinTimedOut {
             #expect(clock.now - started >= HuddleNode.joinTimeout - .seconds(1))
+        } catch .joinFailed(.invitationClosed) {
         } catch {
             Issue.record("unexpected error: \(error)")
         }

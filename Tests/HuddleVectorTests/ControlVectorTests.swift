@@ -14,10 +14,10 @@ struct ControlVectorTests {
     static let messages: CaseFilter = { $0.has("message") }
     static let ignored: CaseFilter = { $0.has("ignored") }
 
-    @Test("Every case of control.json is checked (17 cases)")
+    @Test("Every case of control.json is checked (23 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 17,
+            of: Self.file, count: 23,
             groups: [("record", Self.records), ("message", Self.messages), ("ignored", Self.ignored)])
     }
 
@@ -162,6 +162,18 @@ func membershipJSON(_ message: MembershipMessage) -> JSON {
         ]
     case .invitationsRevoked(let ids):
         return ["type": "invitations_revoked", "invitation_ids": .array(ids.map { .int($0.rawValue) })]
+    case .askInvitationOpened(let grant):
+        return [
+            "type": "ask_invitation_opened", "secret": .hex(grant.secret.bytes), "expiry": .int(grant.expiresAt),
+        ]
+    case .joinWaiting:
+        return ["type": "join_waiting"]
+    case .joinAsked(let member):
+        return ["type": "join_asked", "record": memberRecordJSON(member)]
+    case .joinAnswered(let joiner, let admitted):
+        return ["type": "join_answered", "joiner": .hex(joiner.bytes), "admitted": .int(admitted ? 1 : 0)]
+    case .joinRefused(let reason):
+        return ["type": "join_refused", "reason": .int(UInt64(reason.rawValue))]
     case .unknown(let type):
         return ["type": .string("unknown \(type)")]
     }
@@ -218,6 +230,20 @@ func membershipMessage(_ json: JSON) throws -> MembershipMessage {
         )
     case "invitations_revoked":
         return .invitationsRevoked(try json.array("invitation_ids").map { AdmissionID(try $0.uint64()) })
+    case "ask_invitation_opened":
+        return .askInvitationOpened(
+            try InvitationGrant(
+                secret: SecureBytes(try json.bytes("secret")), expiresAt: try json.uint64("expiry"),
+                requiresApproval: true))
+    case "join_waiting":
+        return .joinWaiting
+    case "join_asked":
+        return .joinAsked(try memberRecord(try json.value("record")))
+    case "join_answered":
+        return .joinAnswered(
+            joiner: try Ed25519PublicKey(bytes: try json.bytes("joiner")), admitted: try json.uint64("admitted") == 1)
+    case "join_refused":
+        return .joinRefused(JoinRefusal(rawValue: UInt8(try json.uint64("reason"))) ?? .unspecified)
     case "admission_key":
         return .admissionKey(
             AdmissionKey(

@@ -678,6 +678,17 @@ def control_vectors():
         ("invitations_revoked", "the invitation of kdf.json revoked, with one more id",
          {"type": "invitations_revoked", "invitation_ids": [INVITATION["admission_id"], 0x0102030405060708]},
          None),
+        ("ask_invitation_opened",
+         "Alice opened an ask-to-join invitation: the body of INVITATION_OPENED under type 12",
+         {"type": "ask_invitation_opened", "secret": INVITATION_SECRET, "expiry": INVITATION_EXPIRY}, None),
+        ("join_waiting", "Bob tells Carol her request waits for a member's answer", {"type": "join_waiting"}, None),
+        ("join_asked", "Bob tells the members that Carol asks to join (her record as her request named it)",
+         {"type": "join_asked", "record": carol}, None),
+        ("join_answered", "Alice admits Carol", {"type": "join_answered", "joiner": CAROL["signing_key"],
+                                                 "admitted": 1}, None),
+        ("join_answered_denied", "Alice denies Carol", {"type": "join_answered", "joiner": CAROL["signing_key"],
+                                                        "admitted": 0}, None),
+        ("join_refused", "Bob turns Carol away: reason 1, denied", {"type": "join_refused", "reason": 1}, None),
     ]
     cases = []
     for name, desc, msg, rec in msgs:

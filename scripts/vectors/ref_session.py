@@ -141,7 +141,9 @@ BINDING_LABEL = b"huddle identity binding v1"
 
 CONTROL_TYPES = {1: "join_request", 2: "welcome", 3: "member_joined", 4: "member_left",
                  5: "activity", 6: "invitation_opened", 7: "session_ended", 8: "charter",
-                 9: "member_removed", 10: "admission_key", 11: "invitations_revoked"}
+                 9: "member_removed", 10: "admission_key", 11: "invitations_revoked",
+                 12: "ask_invitation_opened", 13: "join_waiting", 14: "join_asked", 15: "join_answered",
+                 16: "join_refused"}
 SESSION_ID_LABEL = b"huddle session id v1"
 CHARTER_LABEL = b"huddle charter v1"
 REMOVAL_LABEL = b"huddle member removed v1"
@@ -232,6 +234,16 @@ def encode_control(msg):
         return out + varint(msg["epoch"]) + msg["author"] + msg["secret"]
     if t == "invitations_revoked":
         return out + varint(len(msg["invitation_ids"])) + b"".join(u64le(i) for i in msg["invitation_ids"])
+    if t == "ask_invitation_opened":
+        return out + secret_expiry(msg)
+    if t == "join_waiting":
+        return out
+    if t == "join_asked":
+        return out + member_record(msg["record"])
+    if t == "join_answered":
+        return out + msg["joiner"] + u8(msg["admitted"])
+    if t == "join_refused":
+        return out + u8(msg["reason"])
     raise ValueError(t)
 
 
@@ -264,6 +276,16 @@ def decode_control(data):
         msg.update(epoch=r.varint(), author=r.take(32), secret=r.take(32))
     elif t == "invitations_revoked":
         msg["invitation_ids"] = [r.u64le() for _ in range(r.varint())]
+    elif t == "ask_invitation_opened":
+        msg.update(secret=r.take(32), expiry=r.u64le())
+    elif t == "join_asked":
+        msg["record"] = read_member_record(r)
+    elif t == "join_answered":
+        msg.update(joiner=r.take(32), admitted=r.u8())
+        if msg["admitted"] > 1:
+            raise ValueError("join answer must be 0 or 1")
+    elif t == "join_refused":
+        msg["reason"] = r.u8()
     r.end()
     return msg
 

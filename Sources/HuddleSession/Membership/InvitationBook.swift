@@ -22,6 +22,9 @@ struct InvitationBook: Sendable {
     /// Whether `id` is open.
     func contains(_ id: AdmissionID) -> Bool { grants[id] != nil }
 
+    /// Open invitation `id`, if it is open.
+    func grant(_ id: AdmissionID) -> InvitationGrant? { grants[id] }
+
     /// The open invitations' ids, oldest first.
     var ids: [AdmissionID] { order }
 

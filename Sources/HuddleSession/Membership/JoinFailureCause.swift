@@ -4,9 +4,12 @@ public enum JoinFailureCause: Sendable, Hashable, CustomStringConvertible {
     case sponsorDisconnected
     /// Every member the invitation names was tried, directly and through the ticket's relays, and none answered.
     case noMemberReachable
+    /// A member turned this node away (JOIN_REFUSED), for the reason given.
+    case refused(JoinRefusal)
 
     public var description: String {
         switch self {
+        case .refused(let reason): reason.description
         case .sponsorDisconnected: "the member that was letting this node in disconnected"
         case .noMemberReachable: "no member named in the invitation could be reached"
         }

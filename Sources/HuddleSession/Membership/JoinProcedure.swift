@@ -40,6 +40,11 @@ struct JoinProcedure: Sendable {
     private var asked: Set<X25519PublicKey> = []
     /// Joiners this member welcomed on their current connection: a repeated request gets the same record again.
     private var welcomed: Set<X25519PublicKey> = []
+    /// Whether the sponsor said the request waits for a member's answer (ask to join): the joiner then stops asking
+    /// again on its timer, since a repeated request would only be held as well.
+    private(set) var isWaitingForApproval = false
+    /// Whether a member turned this joiner away: the join is over, and nothing later changes that.
+    private(set) var isRefused = false
 
     /// A procedure joining with `invitation`, or, without one, that of a member that started the session.
     init(invitation: AdmissionID? = nil) {
@@ -89,12 +94,31 @@ struct JoinProcedure: Sendable {
         return next ?? reachable[0]
     }
 
+    /// The sponsor `key` said the request waits for a member's answer; returns whether that is news (the first time
+    /// since the joiner last asked a new sponsor).
+    mutating func waitForApproval(from key: X25519PublicKey) -> Bool {
+        guard key == sponsor, !isWaitingForApproval else { return false }
+        isWaitingForApproval = true
+        return true
+    }
+
+    /// Member `key`, which this joiner asked, turned it away; returns whether that ends the join (the first refusal
+    /// does; later ones change nothing).
+    mutating func refuse(from key: X25519PublicKey) -> Bool {
+        guard wasAsked(key), !isRefused else { return false }
+        isRefused = true
+        finish()
+        return true
+    }
+
     /// The connection to `key` closed before the WELCOME (`connected`: the connections still up). Only the sponsor's
     /// matters (`nil` otherwise): it stops being the sponsor, and the joiner asks another connected hint, or dials
-    /// the sponsor again (a redial counted here), or gives up.
+    /// the sponsor again (a redial counted here), or gives up. A request waiting for approval is asked again at the
+    /// next member, which knows it already (every member heard of it) and keeps it waiting.
     mutating func connectionClosed(_ key: X25519PublicKey, connected: Set<X25519PublicKey>) -> Step? {
         guard key == sponsor else { return nil }
         sponsor = nil
+        isWaitingForApproval = false
         if let next = hints.first(where: { connected.contains($0) }) { return .ask(next) }
         // The connection worked a moment ago: dial it again rather than fail the join (a member under a handshake
         // flood may have evicted this joiner's pending admission; the next handshake proves the address with a

@@ -32,6 +32,13 @@ public enum MembershipAction: Sendable {
     /// A member removed the local node from the session (`by`: that member's record, when this node knows it). The
     /// driver closes its connections; the membership takes no further part.
     case removed(by: MemberRecord?)
+    /// The sponsor said this joiner's request waits for a member's answer (ask to join).
+    case waitingForApproval
+    /// A joiner asks to join under an ask-to-join invitation (its record as its request named it): a member answers
+    /// with ``SessionMembership/answerJoinRequest(_:admit:)`` within ``ProtocolLimits/joinApprovalTimeout``.
+    case joinRequested(MemberRecord)
+    /// An ask-to-join request was settled here: answered (by this node or another member) or expired.
+    case joinRequestSettled(MemberRecord, JoinRequestOutcome)
     /// A departure calls for a new admission key drawn here: the driver draws 32 random bytes and calls
     /// ``SessionMembership/rotateAdmission(secret:)`` (the membership holds no random generator).
     case rotateAdmission

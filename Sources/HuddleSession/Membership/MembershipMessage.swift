@@ -21,6 +21,11 @@ import HuddleWire
 /// | 9 | MEMBER_REMOVED | author signing key (32), removed signing key (32), signature (64) |
 /// | 10 | ADMISSION_KEY | epoch (varint), author signing key (32), secret (32) |
 /// | 11 | INVITATIONS_REVOKED | count (varint, 1...1024) + invitation ids (u64) |
+/// | 12 | ASK_INVITATION_OPENED | secret (32), expiry (u64) |
+/// | 13 | JOIN_WAITING | (none) |
+/// | 14 | JOIN_ASKED | member record |
+/// | 15 | JOIN_ANSWERED | joiner signing key (32), admitted (u8: 1 admitted, 0 denied) |
+/// | 16 | JOIN_REFUSED | reason (u8: 1 denied, 2 invitation closed, 3 unanswered) |
 ///
 /// A member record is signing key (32), Noise key (32), binding signature (64), epoch (varint), name length (varint)
 /// + UTF-8, address count (u8) + addresses (family u8 4 or 6, 4 or 16 address bytes, port u16). An activity is clock
@@ -52,8 +57,24 @@ public enum MembershipMessage: Sendable {
     case admissionKey(AdmissionKey)
     /// Invitations a member revoked (or a removal closed): they close everywhere and never open again.
     case invitationsRevoked([AdmissionID])
+    /// A member opened an ask-to-join invitation: a joiner under it waits until a member admits it. A type of its own,
+    /// so a member of an older version (which skips it) never lets such a joiner in unasked.
+    case askInvitationOpened(InvitationGrant)
+    /// The sponsor tells a joiner its request waits for a member's answer.
+    case joinWaiting
+    /// The sponsor tells every member that a joiner asks to join (its record as its request named it).
+    case joinAsked(MemberRecord)
+    /// A member's answer to an ask-to-join request, to every member.
+    case joinAnswered(joiner: Ed25519PublicKey, admitted: Bool)
+    /// The sponsor turns a joiner away; its join fails.
+    case joinRefused(JoinRefusal)
     /// A message type this version does not know; skipped.
     case unknown(type: UInt8)
+
+    /// The announcement of open invitation `grant`: INVITATION_OPENED, or ASK_INVITATION_OPENED for an ask-to-join one.
+    static func opened(_ grant: InvitationGrant) -> MembershipMessage {
+        grant.requiresApproval ? .askInvitationOpened(grant) : .invitationOpened(grant)
+    }
 
     /// The contents of a WELCOME.
     public struct Welcome: Sendable {
@@ -147,6 +168,21 @@ public enum MembershipMessage: Sendable {
             let listed = ids.prefix(ProtocolLimits.maxRevokedInvitations)
             Self.appendVarInt(UInt64(listed.count), to: &out)
             for id in listed { Self.appendUInt64(id.rawValue, to: &out) }
+        case .askInvitationOpened(let grant):
+            out.append(12)
+            Self.append(grant, to: &out)
+        case .joinWaiting:
+            out.append(13)
+        case .joinAsked(let member):
+            out.append(14)
+            Self.append(member, to: &out)
+        case .joinAnswered(let joiner, let admitted):
+            out.append(15)
+            out += joiner.bytes
+            out.append(admitted ? 1 : 0)
+        case .joinRefused(let reason):
+            out.append(16)
+            out.append(reason.rawValue)
         case .unknown(let type):
             out.append(type)
         }
@@ -285,6 +321,19 @@ public enum MembershipMessage: Sendable {
             var ids: [AdmissionID] = []
             for _ in 0..<count { ids.append(AdmissionID(try reader.readUInt64LE())) }
             message = .invitationsRevoked(ids)
+        case 12:
+            message = .askInvitationOpened(try readGrant(&reader, requiresApproval: true))
+        case 13:
+            message = .joinWaiting
+        case 14:
+            message = .joinAsked(try readMember(&reader))
+        case 15:
+            let joiner = try readSigningKey(&reader)
+            let verdict = try reader.readUInt8()
+            guard verdict <= 1 else { throw MembershipError.malformed("join answer \(verdict)") }
+            message = .joinAnswered(joiner: joiner, admitted: verdict == 1)
+        case 16:
+            message = .joinRefused(JoinRefusal(byte: try reader.readUInt8()))
         default:
             return .unknown(type: type)
         }
@@ -348,8 +397,9 @@ public enum MembershipMessage: Sendable {
         return ActivityRecord(clock: clock, author: author, payload: try reader.readArray(count: Int(length)))
     }
 
-    private static func readGrant(_ reader: inout ByteReader) throws -> InvitationGrant {
+    private static func readGrant(_ reader: inout ByteReader, requiresApproval: Bool = false) throws -> InvitationGrant {
         let secret = SecureBytes(try reader.readArray(count: 32))
-        return try InvitationGrant(secret: secret, expiresAt: try reader.readUInt64LE())
+        return try InvitationGrant(
+            secret: secret, expiresAt: try reader.readUInt64LE(), requiresApproval: requiresApproval)
     }
 }

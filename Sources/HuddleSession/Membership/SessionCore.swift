@@ -190,12 +190,17 @@ public struct SessionCore: Sendable {
     /// When a joiner asks for its WELCOME again, and the wait after that (see ``SessionMembership/retryJoinRequest()``).
     var joinRetry: (at: Instant, backoff: Duration)?
 
+    /// When each waiting ask-to-join request expires, by joiner signing key (see
+    /// ``SessionMembership/expireJoinRequest(_:)``; at most ``ProtocolLimits/maxPendingJoinRequests``).
+    var approvalDeadlines: [Ed25519PublicKey: Instant] = [:]
+
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
     /// asking again for a WELCOME, or forwarding a received activity value). A schedule not set up yet (see
     /// ``needsScheduling``) is not included.
     public var nextDeadline: Instant? {
         var deadline = redials.values.lazy.map(\.at).min()
         if let retry = joinRetry?.at { deadline = min(deadline ?? retry, retry) }
+        for expiry in approvalDeadlines.values { deadline = min(deadline ?? expiry, expiry) }
         if membership.activityForwardPending, let forward = activityForwardAllowedAt {
             deadline = min(deadline ?? forward, forward)
         }
@@ -235,6 +240,10 @@ public struct SessionCore: Sendable {
             }
         } else {
             joinRetry = nil
+        }
+        for (joiner, expiry) in approvalDeadlines where expiry <= now {
+            approvalDeadlines[joiner] = nil
+            membership.expireJoinRequest(joiner)
         }
         let unreachable = membership.unreachableMembers
         let keys = Set(unreachable.map(\.staticKey))
@@ -318,6 +327,14 @@ public struct SessionCore: Sendable {
             case .rotateAdmission:
                 // Drawn from the endpoint's generator: the core holds none, and the simulator's stays seeded.
                 membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+            case .waitingForApproval:
+                events.append(.waitingForApproval)
+            case .joinRequested(let record):
+                approvalDeadlines[record.identity.signingKey] = now + ProtocolLimits.joinApprovalTimeout
+                events.append(.joinRequested(record))
+            case .joinRequestSettled(let record, let outcome):
+                approvalDeadlines[record.identity.signingKey] = nil
+                events.append(.joinRequestSettled(record, outcome))
             }
         }
     }

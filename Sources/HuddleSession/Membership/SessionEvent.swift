@@ -19,6 +19,13 @@ public enum SessionEvent: Sendable {
     case joinFailed(JoinFailureCause)
     /// A member removed the local node (`by`: its record, when known). The owner closes the connections.
     case removed(by: MemberRecord?)
+    /// This joiner's request waits for a member's answer (ask to join); the join timeout is extended by
+    /// ``ProtocolLimits/joinApprovalTimeout``.
+    case waitingForApproval
+    /// A joiner asks to join; a member answers with ``SessionMembership/answerJoinRequest(_:admit:)``.
+    case joinRequested(MemberRecord)
+    /// An ask-to-join request was answered or expired.
+    case joinRequestSettled(MemberRecord, JoinRequestOutcome)
     /// A reliable message from a member, on an application channel.
     case message(from: MemberRecord, channel: ChannelID, bytes: [UInt8])
     /// An unreliable datagram from a member.
@@ -34,7 +41,8 @@ public enum SessionEvent: Sendable {
     /// first; see ``UnsentMessages``), for `reason`. `to` is `nil` when the driver could not name the peer; `tags`
     /// are the tags they were sent with.
     case unsent(to: X25519PublicKey?, channel: ChannelID, count: Int, tags: [UInt64], reason: DeliveryFailureReason)
-    /// No member welcomed this joiner within `after` (``SessionTiming/joinTimeout``): joining failed. The owner
+    /// No member welcomed this joiner within `after` (``SessionTiming/joinTimeout``, plus
+    /// ``ProtocolLimits/joinApprovalTimeout`` when it was asked to wait for an answer): joining failed. The owner
     /// closes its connections; the membership is still joining and takes no further part.
     case joinTimedOut(after: Duration)
     /// A departure (leaving, or ending the session) is settled: every open connection acknowledged the announcement

@@ -13,10 +13,20 @@ extension SessionMembership {
         // After this node left (or the session ended) its members may still gossip to it until they learn of it:
         // nothing they say matters any more, and none of it is a violation.
         if phase == .left || phase == .ended || phase == .removed { return }
-        // While joining, only the WELCOME matters: members that still know this key from before a restart may
-        // already send it roster and activity, which the WELCOME carries anyway.
+        // While joining, only the sponsor's answers matter (WELCOME, or that the request waits or was turned away):
+        // members that still know this key from before a restart may already send it roster and activity, which the
+        // WELCOME carries anyway.
         if phase == .joining {
-            guard case .welcome = message else { return }
+            switch message {
+            case .welcome: break
+            case .joinWaiting:
+                if join.waitForApproval(from: key) { actions.append(.waitingForApproval) }
+                return
+            case .joinRefused(let reason):
+                if join.refuse(from: key) { actions.append(.joinFailed(.refused(reason))) }
+                return
+            default: return
+            }
         } else if case .welcome = message, join.wasAsked(key) {
             // A second sponsor answered a repeated request: the first WELCOME made this node a member already.
             return
@@ -46,7 +56,7 @@ extension SessionMembership {
         }
         // The sponsor's boundary messages follow its WELCOME; anything else means the admission key is not coming.
         switch message {
-        case .charter, .memberRemoved, .admissionKey, .invitationsRevoked, .welcome: break
+        case .charter, .memberRemoved, .admissionKey, .invitationsRevoked, .askInvitationOpened, .welcome: break
         default: awaitingAdmissionKey = false
         }
         switch message {
@@ -103,6 +113,20 @@ extension SessionMembership {
             // Any member may revoke an invitation, as any may open one.
             try requireMember(key)
             revoke(ids, from: key)
+        case .askInvitationOpened(let grant):
+            try requireMember(key)
+            open(grant, owner: key)
+        case .joinAsked(let record):
+            try requireMember(key)
+            try handleJoinAsked(record, from: key)
+        case .joinAnswered(let joiner, let admitted):
+            // Any member may answer, as any may invite.
+            try requireMember(key)
+            guard let author = members.record(key) else { return }
+            settleJoinRequest(of: joiner, admitted: admitted, by: author)
+        case .joinWaiting, .joinRefused:
+            // Only a joiner expects these (handled above); a member has nothing to do with them.
+            return
         case .unknown:
             return
         }
@@ -161,7 +185,15 @@ extension SessionMembership {
         // either way the request must name an invitation that is open here.
         guard invitations.contains(invitation),
             admission == nil || admission == invitation || admission == sessionAdmission
-        else { throw .notInvited }
+        else {
+            // Revoked while the joiner was on its way (it came in under the invitation before the revocation reached
+            // this member): it holds the ticket, so it is told, rather than left to wonder why its sponsor went away.
+            if admission == invitation, boundary.isRevoked(invitation) {
+                send(.joinRefused(.invitationClosed), to: key)
+                return
+            }
+            throw .notInvited
+        }
         guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
         guard !boundary.isRemoved(member) else {
             removedRefused += 1
@@ -175,8 +207,28 @@ extension SessionMembership {
             // meanwhile): the same record, a current roster, no new epoch.
             send(.welcome(welcomeMessage(secret: secret)), to: key)
             sendBoundary(to: key)
+            sendAskInvitations(to: key)
             return
         }
+        // Ask to join: the joiner waits until a member answers (unless one already did; it came in under the members'
+        // own credentials, which no joiner holds, only with a member's consent).
+        if invitations.grant(invitation)?.requiresApproval == true, admission != sessionAdmission {
+            switch approvals.answer(for: member.identity.signingKey) {
+            case true?: break
+            case false?:
+                send(.joinRefused(.denied), to: key)
+                return
+            case nil:
+                holdForApproval(member, invitation: invitation, from: key)
+                return
+            }
+        }
+        try welcomeJoiner(member, from: key)
+    }
+
+    /// Lets joiner `member` (connected as `key`) in: a new epoch for its record, its credentials, the WELCOME with the
+    /// boundary behind it, and its announcement to every member.
+    mutating func welcomeJoiner(_ member: MemberRecord, from key: X25519PublicKey) throws(MembershipError) {
         guard members.makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
         clock += 1
         var record = member
@@ -194,19 +246,28 @@ extension SessionMembership {
         actions.append(.authorize(credentials))
         send(.welcome(welcomeMessage(secret: secret)), to: key)
         // Right behind the WELCOME, on the same connection: who may remove, who was removed, and the admission's
-        // current key (the WELCOME's session secret opens only epoch 0).
+        // current key (the WELCOME's session secret opens only epoch 0); then the ask-to-join invitations, which the
+        // WELCOME leaves out (see ``welcomeMessage(secret:)``).
         sendBoundary(to: key)
+        sendAskInvitations(to: key)
         // To every member in the roster, connected or not yet: one whose connection is being set up gets it once
         // the handshake completes (a member that never hears of the newcomer would hold its messages forever).
         announce(record, except: key)
         actions.append(.participantJoined(record))
     }
 
-    /// The WELCOME for a joiner whose record is in the roster.
+    /// The WELCOME for a joiner whose record is in the roster. It lists the open invitations but the ask-to-join
+    /// ones: a WELCOME's invitations open unasked, so those follow as ASK_INVITATION_OPENED, which a joiner of an
+    /// older version skips (it then never lets anyone in under them without an answer).
     private func welcomeMessage(secret: SecureBytes) -> MembershipMessage.Welcome {
         MembershipMessage.Welcome(
             session: session, sessionSecret: secret, clock: clock, roster: roster,
-            activity: activity, invitations: openInvitations)
+            activity: activity, invitations: openInvitations.filter { !$0.requiresApproval })
+    }
+
+    /// Sends `key` every open ask-to-join invitation.
+    private mutating func sendAskInvitations(to key: X25519PublicKey) {
+        for grant in invitations.grants.values where grant.requiresApproval { send(.opened(grant), to: key) }
     }
 
     private mutating func handleWelcome(

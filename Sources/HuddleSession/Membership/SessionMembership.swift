@@ -74,6 +74,8 @@ public struct SessionMembership: Sendable {
     var invitations = InvitationBook()
     /// The charter, the removals and the admission key (``SessionBoundary``).
     var boundary = SessionBoundary()
+    /// Ask-to-join requests waiting for an answer, and the answers given.
+    var approvals = JoinApprovals()
     /// The session's charter, once known (a joiner learns it right after its WELCOME).
     public var charter: SessionCharter? { boundary.charter }
     /// Whether this node knows that the identity with signing key `signingKey` was removed (while it remembers the
@@ -241,6 +243,7 @@ public struct SessionMembership: Sendable {
     /// The connection to `key` closed.
     public mutating func peerDisconnected(_ key: X25519PublicKey) {
         guard reachability.disconnect(key) else { return }
+        approvals.disconnected(key)
         switch phase {
         case .joining:
             switch join.connectionClosed(key, connected: reachability.connected) {
@@ -294,7 +297,7 @@ public struct SessionMembership: Sendable {
         if let activity { send(.activity(activity), to: key) }
         // Open invitations too: one opened while the link was down (its INVITATION_OPENED lost with the connection)
         // would otherwise never open here, and a joiner holding its ticket could not reach this member.
-        for grant in invitations.grants.values { send(.invitationOpened(grant), to: key) }
+        for grant in invitations.grants.values { send(.opened(grant), to: key) }
     }
 
     /// Sends `key` the charter, every removal remembered and the current admission key (after its first rotation).
@@ -365,7 +368,7 @@ public struct SessionMembership: Sendable {
     /// the next member the ticket names that this node is connected to, after the one asked last, or the same one
     /// when it is the only one. The driver calls this on its timer while ``phase`` is ``Phase/joining``.
     public mutating func retryJoinRequest() {
-        guard phase == .joining else { return }
+        guard phase == .joining, !join.isWaitingForApproval, !join.isRefused else { return }
         guard let next = join.nextToAsk(connected: reachability.connected) else { return }
         requestJoin(from: next)
     }
@@ -433,7 +436,7 @@ public struct SessionMembership: Sendable {
         guard phase == .member else { return }
         open(grant, owner: local.staticKey)
         guard invitations.contains(grant.id) else { return }
-        broadcast(.invitationOpened(grant))
+        broadcast(.opened(grant))
     }
 
     /// Closes an invitation on this node (every member closes its own copy when it expires).
