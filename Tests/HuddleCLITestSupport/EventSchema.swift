@@ -1,12 +1,15 @@
 import Foundation
 
 /// docs/cli-events.schema.json, the JSON Schema of `huddle --json` events, as the tests check output against it: for
-/// each event, its fields and the JSON types each may take. The file is a `oneOf` of closed objects (one per event,
-/// `event` a `const`, every field required, `additionalProperties` false); this reads that shape and no more.
+/// each event, its fields, the JSON types each may take and, for a field with an `enum`, the strings it may be. The
+/// file is a `oneOf` of closed objects (one per event, `event` a `const`, every field required,
+/// `additionalProperties` false); this reads that shape and no more.
 public struct EventSchema: Sendable {
     /// The allowed JSON types (`string`, `integer`, `number`, `boolean`, `null`, `array`, `object`) of each field, by
     /// event name.
     public let events: [String: [String: Set<String>]]
+    /// The strings a field may be, by event name and field, for fields the schema enumerates.
+    public let values: [String: [String: Set<String>]]
 
     /// docs/cli-events.schema.json in this checkout, found from this source file's path.
     public static let path = URL(fileURLWithPath: #filePath)
@@ -20,6 +23,7 @@ public struct EventSchema: Sendable {
             let variants = root["oneOf"] as? [[String: Any]]
         else { throw HuddleProcessError.commandFailed("\(path): no oneOf") }
         var events: [String: [String: Set<String>]] = [:]
+        var values: [String: [String: Set<String>]] = [:]
         for variant in variants {
             guard let properties = variant["properties"] as? [String: [String: Any]],
                 let name = properties["event"]?["const"] as? String
@@ -31,10 +35,11 @@ public struct EventSchema: Sendable {
                 } else if let types = property["type"] as? [String] {
                     fields[key] = Set(types)
                 }
+                if let allowed = property["enum"] as? [String] { values[name, default: [:]][key] = Set(allowed) }
             }
             events[name] = fields
         }
-        return EventSchema(events: events)
+        return EventSchema(events: events, values: values)
     }
 
     /// What is wrong with `line` against the schema (empty: nothing; a line that is not a JSON object is wrong).
@@ -53,6 +58,9 @@ public struct EventSchema: Sendable {
             let type = Self.type(of: value)
             if !allowed.contains(type), !(type == "integer" && allowed.contains("number")) {
                 problems.append("\(name): field \(key) is \(type), the schema says \(allowed.sorted())")
+            }
+            if let enumerated = values[name]?[key], let text = value as? String, !enumerated.contains(text) {
+                problems.append("\(name): field \(key) is \(text), the schema allows \(enumerated.sorted())")
             }
         }
         for key in object.keys where key != "event" && fields[key] == nil {

@@ -3,7 +3,8 @@ import HuddleCLITestSupport
 import Testing
 
 /// docs/cli-events.schema.json against what `huddle` prints: a session that goes through most of the chat's events
-/// (joins, messages, /peers, /share and /ls, /invite, an unknown command, a removal, leaving) and every `--json` line
+/// (joins, messages, /peers, /share and /ls, /invite, an unknown command, /revoke, an ask-to-join request denied, a
+/// removal, leaving) and every `--json` line
 /// of every process checked against the schema, which must also list the events README.md documents.
 @Suite("The --json event schema")
 struct CLIEventSchemaTests {
@@ -28,6 +29,16 @@ struct CLIEventSchemaTests {
         }
         try ada.send("/revoke \(tickets[1])")
         try await ada.waitForEvent("invitation-revoked", within: 10)
+        // Someone asks to join and is turned away: the request, its answer, and the joiner's waiting and exit.
+        try host.send("/invite ask")
+        let ask = try await host.poll("an ask-to-join ticket", within: 10) {
+            host.events.first { $0.name == "ticket" && $0["ask_to_join"] == "true" }?["ticket"]
+        }
+        let cara = try cluster.join(ask, as: "cara")
+        try await ada.waitForEvent("join-request", ["name": "cara"], within: 20)
+        try ada.send("/deny cara")
+        #expect(try await cara.waitForExit(within: 20) == 5)
+        try await host.waitForEvent("join-request-answered", ["name": "cara"], within: 10)
         try host.send("/remove bob")
         #expect(try await bob.waitForExit(within: 15) == 4)
         try await ada.waitForEvent("participant-removed", within: 10)
@@ -37,7 +48,7 @@ struct CLIEventSchemaTests {
         #expect(try await host.waitForExit() == 0)
 
         var seen = Set<String>()
-        for process in [host, ada, bob] {
+        for process in [host, ada, bob, cara] {
             for line in process.stdoutLines where !line.isEmpty {
                 let problems = schema.violations(of: line)
                 #expect(problems.isEmpty, "\(process.label): \(problems)")
@@ -48,7 +59,8 @@ struct CLIEventSchemaTests {
         for name in [
             "ticket", "joined", "participant-joined", "message", "peer", "peers", "attachment-shared",
             "attachment-added", "attachment-complete", "attachment", "attachments", "help", "error",
-            "participant-removed", "removed", "left", "invitation-revoked",
+            "participant-removed", "removed", "left", "invitation-revoked", "join-request", "join-request-answered",
+            "waiting",
         ] {
             #expect(seen.contains(name), "no \(name) event was printed")
         }
