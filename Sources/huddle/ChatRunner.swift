@@ -173,9 +173,11 @@ struct ChatRunner {
                     output.error(code: "invite-failed", "\(error)")
                 }
             case let command where command.hasPrefix("/admit "):
-                await answer(String(command.dropFirst("/admit ".count)).trimmingCharacters(in: .whitespaces), admit: true)
+                await answer(
+                    String(command.dropFirst("/admit ".count)).trimmingCharacters(in: .whitespaces), admit: true)
             case let command where command.hasPrefix("/deny "):
-                await answer(String(command.dropFirst("/deny ".count)).trimmingCharacters(in: .whitespaces), admit: false)
+                await answer(
+                    String(command.dropFirst("/deny ".count)).trimmingCharacters(in: .whitespaces), admit: false)
             case "/peers":
                 await printPeers()
             case let command where command.hasPrefix("/remove "):

@@ -88,7 +88,10 @@ struct JoinApprovalTests {
         #expect(toCara.contains { if case .joinWaiting = $0 { true } else { false } })
         #expect(!Self.welcomed(toCara))
         #expect(sponsor.membership.member(cara.staticKey) == nil)
-        #expect(Self.sent(actions, to: sponsor.bob.staticKey).contains { if case .joinAsked(cara) = $0 { true } else { false } })
+        #expect(
+            Self.sent(actions, to: sponsor.bob.staticKey).contains {
+                if case .joinAsked(cara) = $0 { true } else { false }
+            })
         #expect(actions.contains { if case .joinRequested(cara) = $0 { true } else { false } })
         #expect(sponsor.membership.pendingJoinRequests == [cara])
 
@@ -110,7 +113,10 @@ struct JoinApprovalTests {
         #expect(Self.welcomed(Self.sent(actions, to: cara.staticKey)))
         let toBob = Self.sent(actions, to: sponsor.bob.staticKey)
         #expect(toBob.contains { if case .joinAnswered(cara.identity.signingKey, true) = $0 { true } else { false } })
-        #expect(toBob.contains { if case .memberJoined(let record) = $0 { record.staticKey == cara.staticKey } else { false } })
+        #expect(
+            toBob.contains {
+                if case .memberJoined(let record) = $0 { record.staticKey == cara.staticKey } else { false }
+            })
         let local = sponsor.membership.local
         #expect(Self.settled(actions).contains { $0.record == cara && $0.outcome == .admitted(by: local) })
         #expect(sponsor.membership.pendingJoinRequests.isEmpty)
@@ -238,7 +244,8 @@ struct JoinApprovalTests {
             })
     }
 
-    @Test("The joiner: JOIN_WAITING is reported once and stops its retries; JOIN_REFUSED fails the join with the reason")
+    @Test(
+        "The joiner: JOIN_WAITING is reported once and stops its retries; JOIN_REFUSED fails the join with the reason")
     func joinerSide() throws {
         var random = ChaChaRandomGenerator(seed: 410)
         let session = SessionID(bytes: Array(repeating: 7, count: SessionID.length))!

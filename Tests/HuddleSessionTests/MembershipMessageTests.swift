@@ -76,7 +76,9 @@ struct MembershipMessageTests {
             return
         }
         // Only a grant that arrived as ASK_INVITATION_OPENED asks for approval.
-        guard case .askInvitationOpened(let grant) = try MembershipMessage(decoding: [12] + [UInt8](repeating: 7, count: 40)),
+        guard
+            case .askInvitationOpened(let grant) = try MembershipMessage(
+                decoding: [12] + [UInt8](repeating: 7, count: 40)),
             case .invitationOpened(let plain) = try MembershipMessage(decoding: [6] + [UInt8](repeating: 7, count: 40))
         else {
             Issue.record("invitation announcements did not decode")

@@ -81,7 +81,8 @@ struct JoinRequestTests {
         }
     }
 
-    @Test("A denied joiner's join fails with a typed error, and asking again is refused at once", .timeLimit(.minutes(2)))
+    @Test(
+        "A denied joiner's join fails with a typed error, and asking again is refused at once", .timeLimit(.minutes(2)))
     func denied() async throws {
         let host = try await startNode("host", seed: 1411)
         let eve = try await startNode("eve", seed: 1412)

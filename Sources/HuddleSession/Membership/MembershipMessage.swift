@@ -397,7 +397,8 @@ public enum MembershipMessage: Sendable {
         return ActivityRecord(clock: clock, author: author, payload: try reader.readArray(count: Int(length)))
     }
 
-    private static func readGrant(_ reader: inout ByteReader, requiresApproval: Bool = false) throws -> InvitationGrant {
+    private static func readGrant(_ reader: inout ByteReader, requiresApproval: Bool = false) throws -> InvitationGrant
+    {
         let secret = SecureBytes(try reader.readArray(count: 32))
         return try InvitationGrant(
             secret: secret, expiresAt: try reader.readUInt64LE(), requiresApproval: requiresApproval)
