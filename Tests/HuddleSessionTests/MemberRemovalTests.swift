@@ -281,12 +281,20 @@ struct MemberRemovalTests {
         let joiner = MemberRecord(
             identity: Identity(using: &random).publicIdentity, name: "late", addresses: [EndpointPair.address(9)],
             epoch: 0)
+        // A joiner whose handshake under it beat the revocation is told why (JOIN_REFUSED 2), not let in.
+        try founder.membership.receive(
+            MembershipMessage.joinRequest(session: founder.session, invitation: founder.invitation.id, member: joiner)
+                .encoded(), from: joiner.staticKey, admission: founder.invitation.id)
+        let refusal = Self.sent(founder.actions(), to: joiner.staticKey)
+        #expect(refusal.contains { if case .joinRefused(.invitationClosed) = $0 { true } else { false } })
+        #expect(!refusal.contains { if case .welcome = $0 { true } else { false } })
+        // Named by a peer that came in otherwise, it is a violation as before.
         #expect(throws: MembershipError.notInvited) {
             try founder.membership.receive(
                 MembershipMessage.joinRequest(
                     session: founder.session, invitation: founder.invitation.id, member: joiner
                 )
-                .encoded(), from: joiner.staticKey, admission: founder.invitation.id)
+                .encoded(), from: joiner.staticKey, admission: AdmissionID(12345))
         }
         // Another member's revocation: taken, relayed to the others but not back; the same again changes nothing.
         let other = try InvitationGrant(secret: EndpointPair.secret(4), expiresAt: .max)

@@ -188,7 +188,8 @@ extension SessionMembership {
         else {
             // Revoked while the joiner was on its way (it came in under the invitation before the revocation reached
             // this member): it holds the ticket, so it is told, rather than left to wonder why its sponsor went away.
-            if admission == invitation, boundary.isRevoked(invitation) {
+            // (A removed identity is not told: rule 9 closes its connection, as below.)
+            if admission == invitation, boundary.isRevoked(invitation), !boundary.isRemoved(member) {
                 send(.joinRefused(.invitationClosed), to: key)
                 return
             }
