@@ -3,20 +3,26 @@ import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
 
-/// Letting more devices in: tickets (``makeInvitation(validFor:requiresApproval:)``) and the nearby announcement that hands one out.
+/// Letting more devices in: tickets (``makeInvitation(validFor:requiresApproval:uses:)``) and the nearby announcement that hands one out.
 extension GroupSession {
     /// A ticket that lets more devices join, valid for `duration`. Any member may invite; the ticket names the
     /// current members, so it keeps working after this node leaves.
+    ///
+    /// With `uses` it lets at most that many joiners in (`1`: a single-use ticket). Such a ticket names
+    /// only this node, which alone keeps its count (were every member to count, together they could let in more), so
+    /// it works while this node is in the session; a joiner that comes too late fails with
+    /// ``JoinFailure/invitationClosed``.
     ///
     /// With `requiresApproval` it is an ask-to-join ticket: a joiner holding it waits (``HuddleNode/join(_:as:onWaitingForApproval:)``
     /// says so) until a participant answers its request, which every member sees on ``joinRequests``; it gets in
     /// only once one of them calls ``admit(_:)``. A leaked ask-to-join ticket therefore lets nobody in unasked.
     ///
-    /// - Throws: ``HuddleError/notJoined`` before ``join()``, ``HuddleError/invalidated(_:)`` once this session is
-    ///   over.
+    /// - Throws: ``HuddleError/invalidUseCount(_:)`` for `uses` below 1, ``HuddleError/notJoined`` before
+    ///   ``join()``, ``HuddleError/invalidated(_:)`` once this session is over.
     public func makeInvitation(
-        validFor duration: Duration = .seconds(24 * 3600), requiresApproval: Bool = false
+        validFor duration: Duration = .seconds(24 * 3600), requiresApproval: Bool = false, uses: Int? = nil
     ) async throws(HuddleError) -> Invitation {
+        if let uses, uses < 1 { throw .invalidUseCount(uses) }
         try context.requireJoined()
         var random = SystemRandomGenerator()
         let secret = SecureBytes(count: 32, using: &random)
@@ -24,7 +30,8 @@ extension GroupSession {
         let grant: InvitationGrant
         do {
             grant = try InvitationGrant(
-                secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970), requiresApproval: requiresApproval)
+                secret: secret, expiresAt: UInt64(expiresAt.timeIntervalSince1970), requiresApproval: requiresApproval,
+                uses: uses)
         } catch {
             // 32 random bytes always derive; a failure here is libsodium's, which the invitation cannot be made without.
             throw .joinFailed(.invitationUnusable)
@@ -32,7 +39,8 @@ extension GroupSession {
         let (hints, relays) = try await engine.perform(in: context) { machine, endpoint, now in
             let hints = machine.update(&endpoint, now: now) { membership in
                 membership.openInvitation(grant)
-                return membership.ticketHints(limit: Invitation.maxMembers)
+                // A limited ticket names this node alone: no other member holds its invitation.
+                return membership.ticketHints(limit: uses == nil ? Invitation.maxMembers : 1)
             }
             return (hints ?? [], endpoint.relays(now: now).map(\.address))
         }

@@ -38,6 +38,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     /// ``GroupSession/admit(_:)`` or ``GroupSession/deny(_:)`` named a request that no longer waits: a member answered
     /// it already, it expired, or it never came.
     case joinRequestNotPending(JoinRequest)
+    /// ``GroupSession/makeInvitation(validFor:requiresApproval:uses:)`` was asked for fewer than one use.
+    case invalidUseCount(Int)
     /// The receipt was not given by this session's messengers (it belongs to another session).
     case foreignReceipt(MessageReceipt)
     /// A value could not be encoded or decoded; the payload names the type and what the coder said.
@@ -88,6 +90,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
                 ?? "this session has no removal policy (its creator runs an older version): nobody may remove"
         case .cannotRemoveSelf: "a participant cannot remove itself; leave the session instead"
         case .foreignInvitation: "the invitation is for another session"
+        case .invalidUseCount(let uses): "an invitation needs at least one use, not \(uses); pass nil for no limit"
         case .joinRequestNotPending(let request):
             "the request of \(request) no longer waits: it was answered by a member or expired"
         case .foreignReceipt(let receipt):

@@ -19,7 +19,8 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
     case denied
     /// The invitation asks a member to let each joiner in, and nobody answered within two minutes.
     case unanswered
-    /// The invitation was revoked (or closed by a removal) while this node was joining with it; ask for a new one.
+    /// The invitation was revoked (or closed by a removal) while this node was joining with it, or every use of a
+    /// limited one was taken; ask for a new one.
     case invitationClosed
     /// A member turned this node away for a reason this version does not know.
     case refused
@@ -46,7 +47,7 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
         case .invitationUnusable: "the invitation's secret cannot be used"
         case .denied: "a member denied the request to join"
         case .unanswered: "no member answered the request to join within two minutes"
-        case .invitationClosed: "the invitation was revoked while joining; ask a member for a new one"
+        case .invitationClosed: "the invitation was revoked or used up; ask a member for a new one"
         case .refused: "a member turned this node away"
         }
     }

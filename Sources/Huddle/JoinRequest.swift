@@ -1,7 +1,7 @@
 import HuddleCrypto
 import HuddleSession
 
-/// Someone asking to join under an ask-to-join invitation (``GroupSession/makeInvitation(validFor:requiresApproval:)``):
+/// Someone asking to join under an ask-to-join invitation (``GroupSession/makeInvitation(validFor:requiresApproval:uses:)``):
 /// who they say they are, for a person to decide on with ``GroupSession/admit(_:)`` or ``GroupSession/deny(_:)``.
 ///
 /// The name is the joiner's own choice; the fingerprint is its identity's, which its handshake proved, so two

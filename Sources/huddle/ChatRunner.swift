@@ -20,6 +20,7 @@ struct ChatRunner {
           TEXT          a chat message to everyone
           /invite       print a fresh ticket (any member can invite; it names every current member)
           /invite ask   print an ask-to-join ticket: each joiner waits until a member admits it
+          /invite once  print a single-use ticket (it names only this node; `/invite ask once` combines both)
           /admit NAME   let in someone asking to join (name or id prefix; any member may answer)
           /deny NAME    turn away someone asking to join
           /peers        list the other participants with round-trip time and loss
@@ -165,10 +166,13 @@ struct ChatRunner {
                 } catch {
                     output.error(code: "end-failed", "\(error)")
                 }
-            case "/invite", "/invite ask":
+            case "/invite", "/invite ask", "/invite once", "/invite ask once":
                 do {
-                    let ask = text == "/invite ask"
-                    output.ticket(try await session.makeInvitation(requiresApproval: ask), askToJoin: ask)
+                    let ask = text.contains(" ask")
+                    let uses = text.hasSuffix(" once") ? 1 : nil
+                    output.ticket(
+                        try await session.makeInvitation(requiresApproval: ask, uses: uses), askToJoin: ask,
+                        uses: uses)
                 } catch {
                     output.error(code: "invite-failed", "\(error)")
                 }

@@ -157,13 +157,14 @@ struct EventOutput: Sendable {
         seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
-    func ticket(_ invitation: Invitation, askToJoin: Bool = false) {
+    func ticket(_ invitation: Invitation, askToJoin: Bool = false, uses: Int? = nil) {
         emit(
             "ticket",
             [
                 "ticket": .string(invitation.ticket),
                 "expires": .string(ISO8601DateFormatter().string(from: invitation.expiresAt)),
                 "ask_to_join": .bool(askToJoin),
+                "uses": uses.map { .integer($0) } ?? .null,
             ], text: invitation.ticket)
     }
 

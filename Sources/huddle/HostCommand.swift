@@ -27,6 +27,14 @@ struct HostCommand: AsyncParsableCommand {
     @Option(help: "How long the printed ticket stays valid, in seconds.")
     var ticketLifetime: Int = 24 * 3600
 
+    @Option(
+        help: ArgumentHelp(
+            "Let at most this many joiners in with the printed ticket (1: single-use).",
+            discussion: "Such a ticket names only this node, which keeps its count; it works while this node is in "
+                + "the session.",
+            valueName: "n"))
+    var ticketUses: Int?
+
     @Flag(
         help: ArgumentHelp(
             "Make the printed ticket ask to join: each joiner waits until a member lets it in (/admit NAME).",
@@ -62,8 +70,9 @@ struct HostCommand: AsyncParsableCommand {
             session = try await node.activate(ChatActivity(topic: topic))
             try await session.join()
             output.ticket(
-                try await session.makeInvitation(validFor: .seconds(ticketLifetime), requiresApproval: askToJoin),
-                askToJoin: askToJoin)
+                try await session.makeInvitation(
+                    validFor: .seconds(ticketLifetime), requiresApproval: askToJoin, uses: ticketUses),
+                askToJoin: askToJoin, uses: ticketUses)
             if let server = started.metricsServer { output.metrics(server.localAddress) }
             if let lan {
                 output.announcing(try await session.announceNearby(as: lan, validFor: .seconds(lanLifetime)))

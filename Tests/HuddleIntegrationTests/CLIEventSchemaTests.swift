@@ -30,7 +30,7 @@ struct CLIEventSchemaTests {
         try ada.send("/revoke \(tickets[1])")
         try await ada.waitForEvent("invitation-revoked", within: 10)
         // Someone asks to join and is turned away: the request, its answer, and the joiner's waiting and exit.
-        try host.send("/invite ask")
+        try host.send("/invite ask once")
         let ask = try await host.poll("an ask-to-join ticket", within: 10) {
             host.events.first { $0.name == "ticket" && $0["ask_to_join"] == "true" }?["ticket"]
         }

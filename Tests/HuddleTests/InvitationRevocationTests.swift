@@ -42,6 +42,55 @@ struct InvitationRevocationTests {
         #expect(joined.state == .joined)
     }
 
+    @Test(
+        "A single-use ticket names only its maker; of two joiners at once exactly one gets in, the other is told fast",
+        .timeLimit(.minutes(2)))
+    func singleUse() async throws {
+        let host = try await startNode("host", seed: 1321)
+        let ada = try await startNode("ada", seed: 1322)
+        let cara = try await startNode("cara", seed: 1323)
+        let dan = try await startNode("dan", seed: 1324)
+        defer { Task { for node in [host, ada, cara, dan] { await node.shutdown() } } }
+        let sessions = try await formSession(host, [ada])
+        let ticket = try await sessions[1].makeInvitation(uses: 1)
+        #expect(ticket.members.map(\.staticKey) == [sessions[1].localParticipant.staticKey])
+        let clock = ContinuousClock()
+        let started = clock.now
+        let attempts = [cara, dan].map { node in
+            Task { () -> Result<GroupSession<DrawTogether>, HuddleError> in
+                do throws(HuddleError) {
+                    return .success(try await node.join(ticket, as: DrawTogether.self))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        var joined: [GroupSession<DrawTogether>] = []
+        var refused = 0
+        for attempt in attempts {
+            switch await attempt.value {
+            case .success(let session): joined.append(session)
+            case .failure(.joinFailed(.invitationClosed)): refused += 1
+            case .failure(let error): Issue.record("unexpected error: \(error)")
+            }
+        }
+        #expect(joined.count == 1 && refused == 1)
+        // Told, not left to wait out the 30 s join timeout.
+        #expect(clock.now - started < .seconds(10))
+        let winner = try #require(joined.first).localParticipant
+        #expect(
+            await eventually("both members see the one who got in") {
+                sessions.allSatisfy { $0.activeParticipants.contains(winner) && $0.activeParticipants.count == 3 }
+            })
+        do {
+            _ = try await sessions[0].makeInvitation(uses: 0)
+            Issue.record("made a ticket with no use")
+        } catch .invalidUseCount(0) {
+        } catch {
+            Issue.record("unexpected error: \(error)")
+        }
+    }
+
     @Test("Revoking another session's ticket is a typed error, and so is revoking on a session that is over")
     func misuse() async throws {
         let host = try await startNode("host", seed: 1311)

@@ -25,6 +25,20 @@ struct InvitationBook: Sendable {
     /// Open invitation `id`, if it is open.
     func grant(_ id: AdmissionID) -> InvitationGrant? { grants[id] }
 
+    /// The open invitations members share (all but this member's limited ones).
+    var shared: [InvitationGrant] { order.compactMap { grants[$0] }.filter { !$0.isLocal } }
+
+    /// Takes one use of invitation `id` (a joiner was welcomed under it). Unlimited invitations are unchanged.
+    mutating func takeUse(of id: AdmissionID) {
+        guard let left = grants[id]?.usesLeft, left > 0 else { return }
+        grants[id]?.usesLeft = left - 1
+    }
+
+    /// Whether invitation `id` is open but every use of it was taken. It stays open until it expires (or is
+    /// revoked), so a joiner that comes too late completes its handshake and is told, instead of waiting out its
+    /// join timeout on an admission that no longer answers.
+    func isUsedUp(_ id: AdmissionID) -> Bool { grants[id]?.usesLeft == 0 }
+
     /// The open invitations' ids, oldest first.
     var ids: [AdmissionID] { order }
 

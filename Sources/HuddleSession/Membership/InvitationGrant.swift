@@ -12,12 +12,21 @@ public struct InvitationGrant: Sendable {
     public let id: AdmissionID
     /// Whether a joiner under it waits until a member admits it (ask to join), rather than being let in at once.
     public var requiresApproval: Bool
+    /// How many more joiners it lets in (`nil`: any number until it expires). A limited invitation is kept by the
+    /// member that made it alone, never announced (each member would count on its own, and together let in more):
+    /// its ticket names only that member, which refuses joiners once none is left (JOIN_REFUSED 2). Not on the wire.
+    public var usesLeft: Int?
 
-    /// A grant for `secret`, valid until `expiresAt`; `requiresApproval` makes it an ask-to-join invitation.
-    public init(secret: SecureBytes, expiresAt: UInt64, requiresApproval: Bool = false) throws {
+    /// Whether only this member holds it (a limited invitation, see ``usesLeft``).
+    public var isLocal: Bool { usesLeft != nil }
+
+    /// A grant for `secret`, valid until `expiresAt`; `requiresApproval` makes it an ask-to-join invitation, `uses`
+    /// one that lets that many joiners in (`nil`: any number).
+    public init(secret: SecureBytes, expiresAt: UInt64, requiresApproval: Bool = false, uses: Int? = nil) throws {
         self.secret = secret
         self.expiresAt = expiresAt
         self.requiresApproval = requiresApproval
+        self.usesLeft = uses
         self.id = try SessionKeys.admissionID(invitationSecret: secret)
     }
 }

@@ -4,7 +4,8 @@ public enum JoinRefusal: UInt8, Sendable, Hashable, CustomStringConvertible {
     case unspecified = 0
     /// A member denied the ask-to-join request.
     case denied = 1
-    /// The invitation the joiner used was closed (revoked, or closed by a removal) before it was let in.
+    /// The invitation the joiner used was closed (revoked, closed by a removal, or every use of a limited one taken)
+    /// before it was let in.
     case invitationClosed = 2
     /// No member answered the ask-to-join request within ``ProtocolLimits/joinApprovalTimeout``.
     case unanswered = 3
@@ -16,7 +17,7 @@ public enum JoinRefusal: UInt8, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .unspecified: "a member turned this node away"
         case .denied: "a member denied the request to join"
-        case .invitationClosed: "the invitation was revoked before this node was let in"
+        case .invitationClosed: "the invitation was revoked or used up before this node was let in"
         case .unanswered: "no member answered the request to join in time"
         }
     }

@@ -73,13 +73,14 @@ extension SessionMembership {
             send(.joinRefused(.denied), to: key)
             return
         }
-        // The invitation it came with may have closed while it waited (revoked, or a removal closed it).
-        if let invitation = entry.invitation, !invitations.contains(invitation) {
+        // The invitation it came with may have closed while it waited (revoked, or a removal closed it), or its last
+        // use gone to another joiner.
+        if let invitation = entry.invitation, !invitations.contains(invitation) || invitations.isUsedUp(invitation) {
             send(.joinRefused(.invitationClosed), to: key)
             return
         }
         do throws(MembershipError) {
-            try welcomeJoiner(entry.record, from: key)
+            try welcomeJoiner(entry.record, from: key, under: entry.invitation)
         } catch {
             // The roster is full of present members: there is no room for it.
             send(.joinRefused(.unspecified), to: key)

@@ -211,6 +211,11 @@ extension SessionMembership {
             sendAskInvitations(to: key)
             return
         }
+        // A limited invitation whose uses were all taken: the joiner came too late.
+        if invitations.isUsedUp(invitation) {
+            send(.joinRefused(.invitationClosed), to: key)
+            return
+        }
         // Ask to join: the joiner waits until a member answers (unless one already did; it came in under the members'
         // own credentials, which no joiner holds, only with a member's consent).
         if invitations.grant(invitation)?.requiresApproval == true, admission != sessionAdmission {
@@ -224,13 +229,17 @@ extension SessionMembership {
                 return
             }
         }
-        try welcomeJoiner(member, from: key)
+        try welcomeJoiner(member, from: key, under: invitation)
     }
 
-    /// Lets joiner `member` (connected as `key`) in: a new epoch for its record, its credentials, the WELCOME with the
-    /// boundary behind it, and its announcement to every member.
-    mutating func welcomeJoiner(_ member: MemberRecord, from key: X25519PublicKey) throws(MembershipError) {
+    /// Lets joiner `member` (connected as `key`) in under `invitation`: a new epoch for its record, its credentials,
+    /// the WELCOME with the boundary behind it, and its announcement to every member. A limited invitation loses a
+    /// use.
+    mutating func welcomeJoiner(
+        _ member: MemberRecord, from key: X25519PublicKey, under invitation: AdmissionID?
+    ) throws(MembershipError) {
         guard members.makeRoom() else { throw .limitExceeded(what: "roster", limit: ProtocolLimits.maxRosterEntries) }
+        if let invitation { invitations.takeUse(of: invitation) }
         clock += 1
         var record = member
         record.epoch = clock
@@ -257,18 +266,18 @@ extension SessionMembership {
         actions.append(.participantJoined(record))
     }
 
-    /// The WELCOME for a joiner whose record is in the roster. It lists the open invitations but the ask-to-join
-    /// ones: a WELCOME's invitations open unasked, so those follow as ASK_INVITATION_OPENED, which a joiner of an
+    /// The WELCOME for a joiner whose record is in the roster. It lists the open invitations members share (this
+    /// member's limited ones stay here) but the ask-to-join ones: a WELCOME's invitations open unasked, so those follow as ASK_INVITATION_OPENED, which a joiner of an
     /// older version skips (it then never lets anyone in under them without an answer).
     private func welcomeMessage(secret: SecureBytes) -> MembershipMessage.Welcome {
         MembershipMessage.Welcome(
             session: session, sessionSecret: secret, clock: clock, roster: roster,
-            activity: activity, invitations: openInvitations.filter { !$0.requiresApproval })
+            activity: activity, invitations: invitations.shared.filter { !$0.requiresApproval })
     }
 
     /// Sends `key` every open ask-to-join invitation.
     private mutating func sendAskInvitations(to key: X25519PublicKey) {
-        for grant in invitations.grants.values where grant.requiresApproval { send(.opened(grant), to: key) }
+        for grant in invitations.shared where grant.requiresApproval { send(.opened(grant), to: key) }
     }
 
     private mutating func handleWelcome(

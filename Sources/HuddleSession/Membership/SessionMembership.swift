@@ -297,7 +297,7 @@ public struct SessionMembership: Sendable {
         if let activity { send(.activity(activity), to: key) }
         // Open invitations too: one opened while the link was down (its INVITATION_OPENED lost with the connection)
         // would otherwise never open here, and a joiner holding its ticket could not reach this member.
-        for grant in invitations.grants.values { send(.opened(grant), to: key) }
+        for grant in invitations.shared { send(.opened(grant), to: key) }
     }
 
     /// Sends `key` the charter, every removal remembered and the current admission key (after its first rotation).
@@ -435,7 +435,7 @@ public struct SessionMembership: Sendable {
     public mutating func openInvitation(_ grant: InvitationGrant) {
         guard phase == .member else { return }
         open(grant, owner: local.staticKey)
-        guard invitations.contains(grant.id) else { return }
+        guard invitations.contains(grant.id), !grant.isLocal else { return }
         broadcast(.opened(grant))
     }
 
