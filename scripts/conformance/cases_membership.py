@@ -1,5 +1,5 @@
-"""Case 8, 11 and 12: members that leave or close, the node dialling an unreachable member again, the node
-itself leaving, and a removed member trying to come back (docs/PROTOCOL.md §7.10, §8.2)."""
+"""Cases 8, 11, 12 and 13: members that leave or close, the node dialling an unreachable member again, the node
+itself leaving, a removed member trying to come back, and asking to join (docs/PROTOCOL.md §7.10, §8.2)."""
 
 import json
 import signal
@@ -131,7 +131,99 @@ class MembershipCases:
                      "longer authorised and the session admission moved to a new key (§8.2 rules 9-10)",
                      f"{len(answered)} answer(s); received since: {p.describe_received(tried) or 'nothing'}",
                      not answered)
+        # A ticket made after the removal: its handshake is answered (anyone holding it gets that far), but the
+        # removed identity's JOIN_REQUEST is refused with a CLOSE and nothing of the session.
+        later = self.new_ticket("/invite")
+        if not later:
+            self.row("12 removed member: a ticket made later", "-", "-", "", False, skip="the host printed no ticket")
+            p.close_socket()
+            return
+        p.creds = session.credentials(later["invitation_secret"], b"hdl-invt")
+        p.reset_connection()
+        ok, text = p.handshake(ANSWER)
+        tried = time.monotonic()
+        if ok:
+            p.send_message(CONTROL_CHANNEL, session.encode_control(
+                {"type": "join_request", "session_id": self.ticket["session_id"],
+                 "invitation_id": p.creds["admission_id"], "record": p.record(0)}))
+        close = self.net.wait(lambda: p.close_since(tried), ANSWER) if ok else None
+        got = [m["type"] for m in p.control_messages(tried)]
+        self.row("12 removed member: a ticket made later", "handshake under a ticket the host made after the "
+                 "removal, then JOIN_REQUEST with the removed identity's record",
+                 "handshake answered; the request closed with CLOSE(1 protocolViolation), no WELCOME or other "
+                 "control message (§8.2 rule 9)",
+                 f"handshake: {text}; {self.describe_close(close)}; control messages: {got or 'none'}",
+                 ok and close is not None and close["code"] == 1 and not got)
         p.close_socket()
+
+    def new_ticket(self, command):
+        """Types `command` (/invite, /invite ask, ...) at the host and returns the ticket it prints, decoded."""
+        count = sum(1 for e in self.host.snapshot() if e.get("event") == "ticket")
+        self.host.type_line(command)
+        event = self.net.wait(lambda: ([e for e in self.host.snapshot() if e.get("event") == "ticket"][count:]
+                                       or [None])[0], ANSWER)
+        return session.decode_ticket(event["ticket"]) if event else None
+
+    # --- Case 13: ask to join ------------------------------------------------------------------
+
+    def case_ask_to_join(self):
+        """An ask-to-join ticket (/invite ask): the joiner is told it waits and the host prints join-request; a
+        denial refuses it with JOIN_REFUSED(1); an admission welcomes the next one (§8.2 rule 14)."""
+        ticket = self.new_ticket("/invite ask")
+        if not ticket:
+            self.row("13 ask to join", "-", "-", "", False, skip="the host printed no ticket")
+            return
+        creds = session.credentials(ticket["invitation_secret"], b"hdl-invt")
+        for role, answer in (("denied", "/deny"), ("admitted", "/admit")):
+            p = self.fresh(f"ask-{role}")
+            p.creds = creds
+            ok, text = p.handshake(ANSWER)
+            since = len(self.host.snapshot())
+            started = time.monotonic()
+            if ok:
+                p.send_message(CONTROL_CHANNEL, session.encode_control(
+                    {"type": "join_request", "session_id": self.ticket["session_id"],
+                     "invitation_id": creds["admission_id"], "record": p.record(0)}))
+            waiting = self.net.wait(lambda: next(
+                (m for m in p.control_messages(started) if m["type"] == "join_waiting"), None), ANSWER)
+            asked = self.net.wait(lambda: self.host.find(
+                lambda e: e.get("event") == "join-request" and e.get("name") == p.name, since), ANSWER)
+            early = [m["type"] for m in p.control_messages(started) if m["type"] != "join_waiting"]
+            self.row(f"13 ask to join ({role}): waiting", "handshake and JOIN_REQUEST under an ask-to-join ticket",
+                     "JOIN_WAITING and nothing else yet; host prints join-request with the joiner's name (§8.2 rule 14)",
+                     f"handshake: {text}; JOIN_WAITING: {'yes' if waiting else 'no'}; other control messages: "
+                     f"{early or 'none'}; join-request event: {'yes' if asked else 'no'}",
+                     ok and bool(waiting) and bool(asked) and not early)
+            answered_at = time.monotonic()
+            self.host.type_line(f"{answer} {p.name}")
+            if role == "denied":
+                refused = self.net.wait(lambda: next(
+                    (m for m in p.control_messages(answered_at) if m["type"] == "join_refused"), None), ANSWER)
+                self.row("13 ask to join (denied): refused", f"host stdin: {answer} {p.name}",
+                         "JOIN_REFUSED with reason 1 (denied), no WELCOME (§8.2 rule 14)",
+                         f"control messages: {[m['type'] for m in p.control_messages(answered_at)] or 'none'}",
+                         bool(refused) and refused["reason"] == 1 and not any(
+                             m["type"] == "welcome" for m in p.control_messages(answered_at)))
+            else:
+                welcome = self.net.wait(lambda: next(
+                    (m for m in p.control_messages(answered_at) if m["type"] == "welcome"), None), ANSWER)
+                listed = welcome and any(i["secret"] == ticket["invitation_secret"] for i in welcome["invitations"])
+                announced = any(m["type"] == "ask_invitation_opened" and m["secret"] == ticket["invitation_secret"]
+                                for m in p.control_messages(answered_at))
+                self.row("13 ask to join (admitted): welcomed", f"host stdin: {answer} {p.name}",
+                         "WELCOME whose invitations leave the ask-to-join one out; ASK_INVITATION_OPENED for it "
+                         "after the WELCOME (§8.2 rule 14)",
+                         f"WELCOME: {'yes' if welcome else 'no'}; ask-to-join invitation listed in it: "
+                         f"{bool(listed)}; ASK_INVITATION_OPENED: {announced}",
+                         bool(welcome) and not listed and announced)
+                # Leave cleanly, as a member does, so the main member's roster stays as the later cases expect.
+                if welcome:
+                    me = next((m for m in welcome["roster"] if m["signing_key"] == p.signing_key), None)
+                    pns = p.send_message(CONTROL_CHANNEL, session.encode_control(
+                        {"type": "member_left", "signing_key": p.signing_key, "epoch": me["epoch"] if me else 0}))
+                    self.net.wait(lambda: all(pn in p.acked for pn in pns), 2.0)
+                    p.send_frames([ack_or_ping(p), {"type": "close", "code": 0, "reason": "conformance"}])
+            p.close_socket()
 
     def case_host_leaves(self):
         a = self.main
