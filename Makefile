@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: api-baseline demo test install uninstall deps large-sessions rotation-measure mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: api-baseline demo test install uninstall deps large-sessions rotation-measure rotation-cpu mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -124,6 +124,17 @@ ROTATION_SEEDS ?= 1-3
 rotation-measure: deps
 	$(SWIFT) build -c release --product huddle-sim
 	for members in 8 32 128 256; do .build/release/huddle-sim --scenario rotation-$$members --seeds $(ROTATION_SEEDS) || exit 1; done
+
+## What a removal costs in instructions (issue 36): callgrind counts only the removal phase of rotation-8, -32 and -64
+## (seed 1), every member's session machine and endpoint plus the simulated network; about 5 minutes.
+rotation-cpu: deps
+	$(SWIFT) build -c release --product huddle-sim
+	for members in 8 32 64; do \
+		SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=.build/rotation-$$members.callgrind \
+			--toggle-collect='*idlePhase*' --toggle-collect='*removalPhase*' \
+			.build/release/huddle-sim --scenario rotation-$$members --seeds 1 2>/dev/null | grep -E '^(PASS|FAIL)' || exit 1; \
+		python3 scripts/rotation-cpu.py .build/rotation-$$members.callgrind $$members || exit 1; \
+	done
 
 ## Large sessions in the simulator (issue 34): 64, 128 and 256 members on one address join in bursts, churn and
 ## split, checked for exactly-once delivery, one roster and a full mesh; prints join-to-mesh p50/p99/max and idle bytes

@@ -6,8 +6,8 @@ import HuddleSession
 /// founder's ticket in bursts of 8 over a 20 ms round trip with 2 % loss each way, the session settles into its full
 /// mesh, then the founder (the creator) removes the last member. Measured: when each remaining member knows of the
 /// removal and holds the new admission key (from the removal, in milliseconds: p50, p95, the last), and the bytes each
-/// remaining member sends for it (everything sent until the last one holds the key, less what the idle session sends
-/// in as long). Checked: every remaining member ends on one key, and the removed member learns of its removal.
+/// remaining member sends for it (everything sent until 1 s after the last one holds the key, less what the idle
+/// session sends in as long). Checked: every remaining member ends on one key, and the removed member learns of its removal.
 public struct RotationScenario {
     /// The number of members, the removed one included.
     public var members: Int
@@ -15,6 +15,57 @@ public struct RotationScenario {
     /// A scenario of `members` members.
     public init(members: Int) {
         self.members = members
+    }
+
+    /// Runs the settled session for `duration`, taking every node's events. A function of its own (never inlined) so
+    /// that `valgrind --tool=callgrind --toggle-collect='*idlePhase*'` counts its instructions alone
+    /// (`make rotation-cpu`).
+    @inline(never)
+    static func idlePhase(_ net: inout SimulatedNetwork<MemberNode>, members: Int, for duration: Duration) throws {
+        try net.run(for: duration)
+        for index in 0..<members { _ = try net.withNode(index) { $0.takeEvents() } }
+    }
+
+    /// The founder removes member `victim` with `removal`, and the network runs until every other member knows of
+    /// it and holds the new admission key, and `victim` learned of its removal (120 s at most), then 1 s more for
+    /// what is still in flight: when each did, from the removal. Never inlined, for `--toggle-collect='*removalPhase*'` (`make rotation-cpu`).
+    @inline(never)
+    static func removalPhase(
+        _ net: inout SimulatedNetwork<MemberNode>, removal: MemberRemoval, victim: Int
+    ) throws -> (knownAt: [Int: Duration], keyAt: [Int: Duration]) {
+        func membership(_ index: Int) -> SessionMembership? { net.node(index)?.core?.membership }
+        let removedAt = net.now
+        var removed = false
+        try net.withNode(0) { node in node.update(now: removedAt) { removed = $0.remove(removal) } }
+        guard removed else { throw net.failure("the founder could not remove member \(victim)") }
+        let remaining = Array(0..<victim)
+        var keyAt: [Int: Duration] = [0: .zero]
+        var knownAt: [Int: Duration] = [0: .zero]
+        var victimTold = false
+        let giveUp = removedAt + .seconds(120)
+        while keyAt.count < remaining.count || !victimTold {
+            try net.run(for: .milliseconds(1))
+            for index in remaining {
+                guard let view = membership(index) else { continue }
+                if knownAt[index] == nil, view.knowsRemoval(of: removal.removed) {
+                    knownAt[index] = net.now - removedAt
+                }
+                if keyAt[index] == nil, view.admissionEpoch >= 1 { keyAt[index] = net.now - removedAt }
+            }
+            if !victimTold, membership(victim)?.phase == .removed { victimTold = true }
+            if net.now.nanoseconds % 100_000_000 == 0 {
+                for index in 0...victim { _ = try net.withNode(index) { $0.takeEvents() } }
+            }
+            guard net.now < giveUp else {
+                throw net.failure(
+                    "\(remaining.count - keyAt.count) of \(remaining.count) members without the new key, removed "
+                        + "member \(victimTold ? "" : "not ")told, 120 s after the removal")
+            }
+        }
+        // Then 1 s more: the relays and acknowledgements still in flight when the last member took the key belong to
+        // the removal's cost too.
+        try net.run(for: .seconds(1))
+        return (knownAt, keyAt)
     }
 
     /// Runs one seed.
@@ -66,39 +117,15 @@ public struct RotationScenario {
         }
         // What the idle session sends in 5 s.
         let idleStart = (sent.bytes, net.now)
-        try net.run(for: .seconds(5))
-        try drain()
+        try Self.idlePhase(&net, members: count, for: .seconds(5))
         let idleRate = Double(sent.bytes - idleStart.0) / ((net.now - idleStart.1) / .milliseconds(1))
 
         let victim = count - 1
         let removedAt = net.now
         let bytesBefore = sent.bytes
         let removal = session.removal(of: victim)
-        var removed = false
-        try net.withNode(0) { node in node.update(now: removedAt) { removed = $0.remove(removal) } }
-        guard removed else { throw net.failure("the founder could not remove member \(victim)") }
+        let (knownAt, keyAt) = try Self.removalPhase(&net, removal: removal, victim: victim)
         let remaining = Array(0..<victim)
-        var keyAt: [Int: Duration] = [0: .zero]
-        var knownAt: [Int: Duration] = [0: .zero]
-        var victimTold = false
-        let giveUp = removedAt + .seconds(120)
-        while keyAt.count < remaining.count || !victimTold {
-            try net.run(for: .milliseconds(1))
-            for index in remaining {
-                guard let view = membership(index) else { continue }
-                if knownAt[index] == nil, view.knowsRemoval(of: removal.removed) {
-                    knownAt[index] = net.now - removedAt
-                }
-                if keyAt[index] == nil, view.admissionEpoch >= 1 { keyAt[index] = net.now - removedAt }
-            }
-            if !victimTold, membership(victim)?.phase == .removed { victimTold = true }
-            if net.now.nanoseconds % 100_000_000 == 0 { try drain() }
-            guard net.now < giveUp else {
-                throw net.failure(
-                    "\(remaining.count - keyAt.count) of \(remaining.count) members without the new key, removed "
-                        + "member \(victimTold ? "" : "not ")told, 120 s after the removal")
-            }
-        }
         let window = net.now - removedAt
         let rotationBytes = Double(sent.bytes - bytesBefore) - idleRate * (window / .milliseconds(1))
         let ids = Set(remaining.compactMap { membership($0)?.sessionAdmission })

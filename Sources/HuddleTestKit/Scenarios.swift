@@ -51,7 +51,7 @@ public enum Scenarios {
     public static let measurements: [Scenario] = wanProfiles + longPaths + sharedBottlenecks + rotations
 
     /// `rotation-N`: what a removal costs a session of N members (``RotationScenario``), `make rotation-measure`.
-    static let rotations: [Scenario] = [8, 32, 128, 256].map { members in
+    static let rotations: [Scenario] = [8, 32, 64, 128, 256].map { members in
         Scenario(
             name: "rotation-\(members)",
             summary:

@@ -44,6 +44,10 @@ struct SessionBoundary: Sendable {
         isRemoved(signing: record.identity.signingKey) || isRemoved(static: record.staticKey)
     }
 
+    /// Whether exactly `removal` (the same author, removed member and signature bytes) is remembered: it was checked
+    /// when it first came.
+    func remembers(_ removal: MemberRemoval) -> Bool { removals.contains { $0.removal == removal } }
+
     /// Records `removal` (of the member with Noise key `staticKey`, when known); `false` when it was known already.
     mutating func remember(_ removal: MemberRemoval, staticKey: X25519PublicKey?) -> Bool {
         guard !isRemoved(signing: removal.removed) else { return false }

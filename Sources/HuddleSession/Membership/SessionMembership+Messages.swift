@@ -99,6 +99,10 @@ extension SessionMembership {
             if boundary.charter == nil { boundary.charter = charter }
         case .memberRemoved(let removal):
             try requireMember(key)
+            // A relayed copy of a removal already applied: its signature was checked when it first came. Every
+            // member relays each removal to every other, so checking each copy cost O(n²) signature checks per
+            // removal, 84 % of a removal's instructions at 32 members (docs/PERFORMANCE.md, `make rotation-cpu`).
+            if boundary.remembers(removal) { return }
             guard removal.isValid(for: session) else { throw .removalRefused("the signature does not verify") }
             // Without the charter (an older creator's session) nobody may remove: such a removal is not ours to judge.
             guard let charter = boundary.charter else { return }
