@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Bulk goodput over a real lossy path, per congestion controller, with ENet for comparison (issue 13).
+"""Bulk goodput (or round-trip latency) over a real lossy path, per congestion controller, with ENet for comparison
+(issues 13 and 37).
 
 Two network namespaces joined by a veth pair; nftables in each drops a random P % of the UDP datagrams (so both the
 data and the acknowledgements lose P %). For every loss rate and controller, `huddle bench serve` runs in one namespace
@@ -19,7 +20,11 @@ Needs root, `ip`, `nft` and a release build of huddle. Every run is bounded by -
 this process and removed at the end, also on failure.
 
     python3 scripts/measure-loss.py .build/release/huddle [--size 32MiB] [--losses 0,1,2,5,10] [--timeout 120]
-        [--drop-at path|firewall] [--rounds 1]
+        [--drop-at path|firewall] [--rounds 1] [--test bulk|rtt] [--count 3000]
+
+With --test rtt, each stack does --count round trips of 64-byte reliable messages, one at a time (`huddle bench run
+--test rtt`, `enet_bench client --test rtt`), and the table shows p50 / p99 / p99.9 in microseconds: what one lost
+message costs an interactive exchange (issue 37).
 """
 
 import argparse
@@ -114,6 +119,44 @@ def huddle_bulk(huddle, controller, size, timeout):
         stop(server)
 
 
+def huddle_rtt(huddle, controller, count, timeout):
+    server = subprocess.Popen(in_ns(NS_A, huddle, "bench", "serve", "--listen", f"{ADDR_A}:0", "--congestion",
+                                    controller), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        ticket = first_line(server, 15)
+        client = subprocess.run(in_ns(NS_B, huddle, "bench", "run", ticket, "--test", "rtt", "--count", count,
+                                      "--congestion", controller, "--listen", f"{ADDR_B}:0", "--json"),
+                                capture_output=True, text=True, timeout=timeout)
+        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
+        if client.returncode != 0 or not lines:
+            return None, f"exit {client.returncode}: {client.stderr.strip()[-200:]}"
+        result = json.loads(lines[-1])
+        return (result["p50_us"], result["p99_us"], result["p999_us"]), ""
+    except subprocess.TimeoutExpired:
+        return None, f"not done in {timeout} s"
+    finally:
+        stop(server)
+
+
+def enet_rtt(binary, count, timeout):
+    server = subprocess.Popen(in_ns(NS_A, binary, "server", "0", "--bind", ADDR_A, "--timeout", timeout + 30),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = json.loads(first_line(server, 15))["listening"]
+        client = subprocess.run(in_ns(NS_B, binary, "client", ADDR_A, port, "--test", "rtt", "--count", count,
+                                      "--timeout", timeout),
+                                capture_output=True, text=True, timeout=timeout + 10)
+        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
+        if client.returncode != 0 or not lines:
+            return None, f"exit {client.returncode}"
+        result = json.loads(lines[-1])
+        return (result["p50_us"], result["p99_us"], result["p999_us"]), ""
+    except (subprocess.TimeoutExpired, ValueError, KeyError) as error:
+        return None, str(error)[:100]
+    finally:
+        stop(server)
+
+
 def build_enet(work):
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
@@ -166,7 +209,11 @@ def main():
                         help="path: the receiver drops arriving datagrams; firewall: the sender's output hook drops")
     parser.add_argument("--rounds", type=int, default=1,
                         help="interleaved rounds over every loss rate and stack; the table shows medians")
+    parser.add_argument("--test", choices=["bulk", "rtt"], default="bulk")
+    parser.add_argument("--count", type=int, default=3000, help="round trips per run with --test rtt")
     args = parser.parse_args()
+    if args.test == "rtt":
+        return measure_rtt(args)
     if os.geteuid() != 0:
         sys.exit("measure-loss.py needs root (network namespaces)")
     huddle = os.path.abspath(args.huddle)
@@ -219,6 +266,57 @@ def main():
                 cells.append(f"{median(rates):.1f} ({100 * median(rates) / median(base):.0f} %)")
             else:
                 cells.append(f"{median(rates):.1f}")
+        print(f"| {loss} % | " + " | ".join(cells) + " |")
+
+
+def measure_rtt(args):
+    """--test rtt: round-trip percentiles per loss rate, Huddle (each controller) and ENet in the same run."""
+    if os.geteuid() != 0:
+        sys.exit("measure-loss.py needs root (network namespaces)")
+    huddle = os.path.abspath(args.huddle)
+    losses = [int(x) for x in args.losses.split(",")]
+    controllers = args.controllers.split(",")
+    work = f"/tmp/measure-loss-{PID}"
+    os.makedirs(work, exist_ok=True)
+    enet = build_enet(work)
+    results, notes = {}, {}
+    try:
+        setup(args.drop_at)
+        for round_index in range(args.rounds):
+            for loss in losses:
+                set_loss(loss)
+                runs = [(f"huddle-{c}", lambda c=c: huddle_rtt(huddle, c, args.count, args.timeout))
+                        for c in controllers]
+                if enet:
+                    runs.append(("enet", lambda: enet_rtt(enet, args.count, args.timeout)))
+                for stack, run in runs:
+                    figures, note = run()
+                    if figures is not None:
+                        results.setdefault((loss, stack), []).append(figures)
+                    notes[(loss, stack)] = note
+                    print(json.dumps({"round": round_index + 1, "loss_percent": loss, "stack": stack,
+                                      "p50_us": figures and figures[0], "p99_us": figures and figures[1],
+                                      "p999_us": figures and figures[2], "note": note}), flush=True)
+    finally:
+        teardown()
+        shutil.rmtree(work, ignore_errors=True)
+    stacks = [f"huddle-{c}" for c in controllers] + (["enet"] if enet else [])
+    print()
+    print(f"{args.count} round trips of 64-byte reliable messages over a veth pair, random UDP loss each way dropped "
+          f"at the {args.drop_at}, median of {args.rounds} round(s): p50 / p99 / p99.9")
+    print("| loss | " + " | ".join("ENet 1.3" if s == "enet" else s.replace("huddle-", "Huddle ") for s in stacks) + " |")
+    print("|---" * (len(stacks) + 1) + "|")
+
+    def show(micros):
+        return f"{micros:.0f} µs" if micros < 1000 else f"{micros / 1000:.1f} ms"
+    for loss in losses:
+        cells = []
+        for stack in stacks:
+            runs = results.get((loss, stack))
+            if not runs:
+                cells.append(f"- ({notes.get((loss, stack), 'not run')})")
+                continue
+            cells.append(" / ".join(show(median([r[i] for r in runs])) for i in range(3)))
         print(f"| {loss} % | " + " | ".join(cells) + " |")
 
 
