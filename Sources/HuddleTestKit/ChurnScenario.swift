@@ -434,7 +434,12 @@ public struct ChurnScenario {
                     }.joined(separator: ",")
             }
             throw net.failure(
-                "node \(index) sees \(net.node(index)!.activeKeys.count) active members, expected \(expected.count) ["
+                "node \(index) sees \(net.node(index)!.activeKeys.count) active members ("
+                    + net.node(index)!.activeKeys.compactMap { key in
+                        session.identities.indices.first { session.staticKey($0) == key }.map {
+                            "\($0)\(alive[$0] == nil ? " (not running)" : "")\(members[$0].removed ? " (removed)" : "")"
+                        }
+                    }.joined(separator: ", ") + "), expected \(expected.count) ["
                     + views.joined(separator: "; ") + "] connections ["
                     + joined.map { "\($0): " + connections($0) }.joined(separator: "; ") + "]")
         }

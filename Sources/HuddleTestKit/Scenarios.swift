@@ -48,7 +48,7 @@ public enum Scenarios {
     /// and flow control against the link's capacity. `wan-P`: 100 Mbit/s, 40 ms round trip, a one-BDP drop-tail
     /// queue and P % random loss each way, 64 MiB of bulk data; `lfn`: 1 Gbit/s, 100 ms round trip, 1 GiB. Every
     /// checker stays on; `huddle-sim --scenario wan-5 --seeds 1-3` prints the goodput.
-    public static let measurements: [Scenario] = wanProfiles + longPaths + sharedBottlenecks + rotations
+    public static let measurements: [Scenario] = wanProfiles + longPaths + sharedBottlenecks + rotations + roundTrips
 
     /// `rotation-N`: what a removal costs a session of N members (``RotationScenario``), `make rotation-measure`.
     static let rotations: [Scenario] = [8, 32, 64, 128, 256].map { members in

@@ -120,7 +120,9 @@ extension Connection {
         // acknowledgement delay as well (PROTOCOL.md §7.8). Packets in the middle of a burst keep the usual
         // acknowledgement pace (every second packet).
         var flags = TransportFlags.honorsImmediateAck
-        if ackEliciting, probing || !hasSomethingToSend { flags.insert(.immediateAck) }
+        if configuration.requestsImmediateAck, ackEliciting, probing || !hasSomethingToSend {
+            flags.insert(.immediateAck)
+        }
         return seal(
             buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, flags: flags, now: now)
     }
