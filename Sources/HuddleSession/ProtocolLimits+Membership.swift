@@ -64,13 +64,6 @@ extension ProtocolLimits {
     /// join completed (the member evicted a pending joiner under a handshake flood, restarted, or the path broke);
     /// then the join fails if no other member of the ticket is connected.
     public static let maxJoinRedialsPerMember = 3
-    /// How long a member this node dials (one the roster named, a record in another member's gossip) may take to
-    /// complete a handshake before it stops counting as active here: 10 s, where a live member answers within a few
-    /// initiation resends even under loss. Dialling goes on (the handshake until the transport's 90 s timeout, then
-    /// the redials); a connection that completes later makes it active again. Without it, a member that crashed just
-    /// before this node learned of it stayed an active participant nobody could reach for 90 s (the churn schedule
-    /// explorer found one at seed 188).
-    public static let memberFirstContactTimeout = Duration.seconds(10)
     /// The first wait before dialling an unreachable member again (after a partition heals, both sides would
     /// otherwise wait for the other forever); each failed attempt doubles it, up to ``maxRedialInterval``.
     public static let initialRedialInterval = Duration.seconds(1)

@@ -33,28 +33,6 @@ struct ReachabilityTests {
         #expect(!reachability.isUnreachable(ana) && reachability.unreachable.isEmpty)
     }
 
-    @Test("A silent member is reported gone once: becoming unreachable later is no second loss; coming back is one")
-    func silentThenUnreachable() {
-        var reachability = Reachability()
-        let ana = Self.member(1)
-        let silent = reachability.markSilent(ana)
-        let silentAgain = reachability.markSilent(ana)
-        #expect(silent && !silentAgain)
-        #expect(reachability.isGone(ana) && !reachability.isUnreachable(ana))
-        // Its handshake timed out: unreachable now (redialled), but its loss was reported already.
-        let lostAgain = reachability.markUnreachable(ana)
-        #expect(!lostAgain && reachability.isUnreachable(ana) && reachability.silent.isEmpty)
-        // An unreachable member is not made silent.
-        let silencedWhileUnreachable = reachability.markSilent(ana)
-        #expect(!silencedWhileUnreachable)
-        let back = reachability.markReachable(ana)
-        #expect(back && !reachability.isGone(ana))
-        // Silent, then connected: back once.
-        _ = reachability.markSilent(ana)
-        let backFromSilence = reachability.markReachable(ana)
-        #expect(backFromSilence && reachability.gone.isEmpty)
-    }
-
     @Test("A close counts only for a connected peer: repeated or stale closes change nothing")
     func closesCountedOnce() {
         var reachability = Reachability()

@@ -18,12 +18,6 @@ struct Reachability: Sendable {
     private(set) var connected: Set<X25519PublicKey> = []
     /// Members whose connection closed or could not be established and that have not come back.
     private(set) var unreachable: Set<X25519PublicKey> = []
-    /// Members dialled but never connected within ``ProtocolLimits/memberFirstContactTimeout``: reported gone, but
-    /// still dialled on the first attempt and still sent announcements (queued for when a connection completes), unlike
-    /// ``unreachable`` ones, so that a member that is merely slow to answer misses nothing.
-    private(set) var silent: Set<X25519PublicKey> = []
-    /// ``unreachable`` and ``silent`` together: the members not reported active.
-    var gone: Set<X25519PublicKey> { silent.isEmpty ? unreachable : unreachable.union(silent) }
     /// Where each peer's packets came from on its latest connection (kept after it closes: it is the best address
     /// a joiner's record can carry for it).
     private var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
@@ -33,16 +27,6 @@ struct Reachability: Sendable {
 
     /// Whether `key` is marked unreachable.
     func isUnreachable(_ key: X25519PublicKey) -> Bool { unreachable.contains(key) }
-
-    /// Whether `key` is reported gone: unreachable, or silent since it was first dialled.
-    func isGone(_ key: X25519PublicKey) -> Bool { unreachable.contains(key) || silent.contains(key) }
-
-    /// Marks `key` silent (dialled, never answered in time); returns whether that is a loss to report (it was neither
-    /// silent nor unreachable).
-    mutating func markSilent(_ key: X25519PublicKey) -> Bool {
-        guard !unreachable.contains(key) else { return false }
-        return silent.insert(key).inserted
-    }
 
     /// Where `key`'s packets came from on its latest connection, if the endpoint said.
     func observedAddress(of key: X25519PublicKey) -> NetworkAddress? { observedAddresses[key] }
@@ -59,18 +43,15 @@ struct Reachability: Sendable {
         connected.remove(key) != nil
     }
 
-    /// Marks `key` unreachable; returns whether it was reachable until now (the loss to report: a silent member was
-    /// reported gone already).
+    /// Marks `key` unreachable; returns whether it was reachable until now (the loss to report).
     mutating func markUnreachable(_ key: X25519PublicKey) -> Bool {
-        let wasSilent = silent.remove(key) != nil
-        return unreachable.insert(key).inserted && !wasSilent
+        unreachable.insert(key).inserted
     }
 
     /// Stops counting `key` as unreachable (it reconnected, joined again, or departed and is no longer waited for);
     /// returns whether it was unreachable.
     @discardableResult
     mutating func markReachable(_ key: X25519PublicKey) -> Bool {
-        let wasSilent = silent.remove(key) != nil
-        return unreachable.remove(key) != nil || wasSilent
+        unreachable.remove(key) != nil
     }
 }

@@ -49,7 +49,6 @@ public struct SessionCore: Sendable {
         switch event {
         case .connected(let id, let peer):
             peers[id] = peer
-            firstContactDeadlines[peer] = nil
             // The address the peer was seen at goes first in its member record; a relay's address would mislead.
             var address: NetworkAddress?
             if case .direct(let direct) = endpoint.connection(id)?.route { address = direct }
@@ -191,10 +190,6 @@ public struct SessionCore: Sendable {
     /// When a joiner asks for its WELCOME again, and the wait after that (see ``SessionMembership/retryJoinRequest()``).
     var joinRetry: (at: Instant, backoff: Duration)?
 
-    /// When a member dialled but never connected here counts as unreachable (``ProtocolLimits/memberFirstContactTimeout``
-    /// after the dial), by Noise key; cleared when it connects.
-    var firstContactDeadlines: [X25519PublicKey: Instant] = [:]
-
     /// When each waiting ask-to-join request expires, by joiner signing key (see
     /// ``SessionMembership/expireJoinRequest(_:)``; at most ``ProtocolLimits/maxPendingJoinRequests``).
     var approvalDeadlines: [Ed25519PublicKey: Instant] = [:]
@@ -206,7 +201,6 @@ public struct SessionCore: Sendable {
         var deadline = redials.values.lazy.map(\.at).min()
         if let retry = joinRetry?.at { deadline = min(deadline ?? retry, retry) }
         for expiry in approvalDeadlines.values { deadline = min(deadline ?? expiry, expiry) }
-        for expiry in firstContactDeadlines.values { deadline = min(deadline ?? expiry, expiry) }
         if membership.activityForwardPending, let forward = activityForwardAllowedAt {
             deadline = min(deadline ?? forward, forward)
         }
@@ -250,13 +244,6 @@ public struct SessionCore: Sendable {
         for (joiner, expiry) in approvalDeadlines where expiry <= now {
             approvalDeadlines[joiner] = nil
             membership.expireJoinRequest(joiner)
-        }
-        for (peer, expiry) in firstContactDeadlines where expiry <= now {
-            firstContactDeadlines[peer] = nil
-            // Still dialled (its handshake keeps trying until the transport's 90 s timeout, and redials follow), but
-            // no longer reported active: a member that crashed before this node heard of it (its record came in
-            // another member's gossip) would otherwise be a participant for 90 s that nobody can reach.
-            membership.firstContactTimedOut(peer)
         }
         let unreachable = membership.unreachableMembers
         let keys = Set(unreachable.map(\.staticKey))
@@ -318,9 +305,6 @@ public struct SessionCore: Sendable {
                     // not wait for a connection that will never come.
                     membership.connectFailed(peer)
                     continue
-                }
-                if membership.phase == .member, firstContactDeadlines[peer] == nil {
-                    firstContactDeadlines[peer] = now + ProtocolLimits.memberFirstContactTimeout
                 }
             case .openAdmission(let id, let credentials):
                 try? endpoint.addAdmission(id, credentials: credentials)

@@ -398,7 +398,7 @@ extension SessionMembership {
     /// it was is gone (it lost its state) and the new one joins next, so applications send it their catch-up state
     /// again. (One already unreachable was reported gone then.)
     private mutating func reportRestart(of key: X25519PublicKey) {
-        guard let existing = members.record(key), !reachability.isGone(key) else { return }
+        guard let existing = members.record(key), !reachability.isUnreachable(key) else { return }
         actions.append(.participantLeft(existing, .restarted))
     }
 

@@ -160,7 +160,7 @@ public struct SessionMembership: Sendable {
     /// unreachable, in join order (connected or not yet: see the type's rules).
     public var activeMembers: [MemberRecord] {
         guard phase == .member else { return phase == .joining ? [] : [local] }
-        return [local] + members.records(excluding: reachability.gone)
+        return [local] + members.records(excluding: reachability.unreachable)
     }
 
     /// Members of the roster that are unreachable (their connection closed or never completed), in join order: the
@@ -172,7 +172,7 @@ public struct SessionMembership: Sendable {
 
     /// Whether `key` belongs to an active member (see ``activeMembers``), connected or not.
     public func isActiveParticipant(_ key: X25519PublicKey) -> Bool {
-        phase == .member && members.isPresent(key) && !reachability.isGone(key)
+        phase == .member && members.isPresent(key) && !reachability.isUnreachable(key)
     }
 
     /// Every member in the roster (connected or not), the local node first.
@@ -273,16 +273,6 @@ public struct SessionMembership: Sendable {
         case .left, .ended, .removed:
             break
         }
-    }
-
-    /// Member `key` was dialled ``ProtocolLimits/memberFirstContactTimeout`` ago and never connected: it stops being
-    /// reported active (once), while its first dial goes on and announcements still queue for it. A connection that
-    /// completes later makes it active again; the transport's handshake timeout makes it unreachable (redialled).
-    public mutating func firstContactTimedOut(_ key: X25519PublicKey) {
-        guard phase == .member, !reachability.isConnected(key), let entry = members.entry(key), entry.present,
-            reachability.markSilent(key)
-        else { return }
-        actions.append(.participantLeft(entry.record, .unreachable))
     }
 
     /// A present member's connection is gone: it stops being active (reported once); a departed one is forgotten.
