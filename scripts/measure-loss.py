@@ -101,60 +101,60 @@ def stop(proc):
             proc.wait()
 
 
-def huddle_bulk(huddle, controller, size, timeout):
+def huddle_bench(huddle, controller, test_args, timeout):
+    """One `huddle bench run` against a fresh `huddle bench serve`: its JSON result, or (None, why not)."""
     server = subprocess.Popen(in_ns(NS_A, huddle, "bench", "serve", "--listen", f"{ADDR_A}:0", "--congestion",
                                     controller), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         ticket = first_line(server, 15)
-        client = subprocess.run(in_ns(NS_B, huddle, "bench", "run", ticket, "--test", "bulk", "--size", size,
-                                      "--congestion", controller, "--listen", f"{ADDR_B}:0", "--json"),
+        client = subprocess.run(in_ns(NS_B, huddle, "bench", "run", ticket, *test_args, "--congestion", controller,
+                                      "--listen", f"{ADDR_B}:0", "--json"),
                                 capture_output=True, text=True, timeout=timeout)
         lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
         if client.returncode != 0 or not lines:
             return None, f"exit {client.returncode}: {client.stderr.strip()[-200:]}"
-        return json.loads(lines[-1])["mb_per_s"], ""
+        return json.loads(lines[-1]), ""
     except subprocess.TimeoutExpired:
         return None, f"not done in {timeout} s"
     finally:
         stop(server)
 
 
-def huddle_rtt(huddle, controller, count, timeout):
-    server = subprocess.Popen(in_ns(NS_A, huddle, "bench", "serve", "--listen", f"{ADDR_A}:0", "--congestion",
-                                    controller), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        ticket = first_line(server, 15)
-        client = subprocess.run(in_ns(NS_B, huddle, "bench", "run", ticket, "--test", "rtt", "--count", count,
-                                      "--congestion", controller, "--listen", f"{ADDR_B}:0", "--json"),
-                                capture_output=True, text=True, timeout=timeout)
-        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
-        if client.returncode != 0 or not lines:
-            return None, f"exit {client.returncode}: {client.stderr.strip()[-200:]}"
-        result = json.loads(lines[-1])
-        return (result["p50_us"], result["p99_us"], result["p999_us"]), ""
-    except subprocess.TimeoutExpired:
-        return None, f"not done in {timeout} s"
-    finally:
-        stop(server)
-
-
-def enet_rtt(binary, count, timeout):
+def enet_bench(binary, test_args, timeout):
+    """One `enet_bench client` against a fresh server: its JSON result, or (None, why not)."""
     server = subprocess.Popen(in_ns(NS_A, binary, "server", "0", "--bind", ADDR_A, "--timeout", timeout + 30),
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         port = json.loads(first_line(server, 15))["listening"]
-        client = subprocess.run(in_ns(NS_B, binary, "client", ADDR_A, port, "--test", "rtt", "--count", count,
-                                      "--timeout", timeout),
+        client = subprocess.run(in_ns(NS_B, binary, "client", ADDR_A, port, *test_args, "--timeout", timeout),
                                 capture_output=True, text=True, timeout=timeout + 10)
         lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
         if client.returncode != 0 or not lines:
             return None, f"exit {client.returncode}"
-        result = json.loads(lines[-1])
-        return (result["p50_us"], result["p99_us"], result["p999_us"]), ""
+        return json.loads(lines[-1]), ""
     except (subprocess.TimeoutExpired, ValueError, KeyError) as error:
         return None, str(error)[:100]
     finally:
         stop(server)
+
+
+def percentiles(result):
+    return (result["p50_us"], result["p99_us"], result["p999_us"])
+
+
+def huddle_bulk(huddle, controller, size, timeout):
+    result, note = huddle_bench(huddle, controller, ["--test", "bulk", "--size", size], timeout)
+    return (result["mb_per_s"], note) if result else (None, note)
+
+
+def huddle_rtt(huddle, controller, count, timeout):
+    result, note = huddle_bench(huddle, controller, ["--test", "rtt", "--count", count], timeout)
+    return (percentiles(result), note) if result else (None, note)
+
+
+def enet_rtt(binary, count, timeout):
+    result, note = enet_bench(binary, ["--test", "rtt", "--count", count], timeout)
+    return (percentiles(result), note) if result else (None, note)
 
 
 def build_enet(work):
@@ -167,21 +167,9 @@ def build_enet(work):
 
 
 def enet_bulk(binary, size_bytes, timeout):
-    server = subprocess.Popen(in_ns(NS_A, binary, "server", "0", "--bind", ADDR_A, "--timeout", timeout + 30),
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        port = json.loads(first_line(server, 15))["listening"]
-        client = subprocess.run(in_ns(NS_B, binary, "client", ADDR_A, port, "--test", "bulk", "--size", size_bytes,
-                                      "--packet", 64 * 1024, "--window", ENET_WINDOW, "--timeout", timeout),
-                                capture_output=True, text=True, timeout=timeout + 10)
-        lines = [l for l in client.stdout.splitlines() if l.startswith("{")]
-        if client.returncode != 0 or not lines:
-            return None, f"exit {client.returncode}"
-        return json.loads(lines[-1])["mb_per_s"], ""
-    except (subprocess.TimeoutExpired, ValueError, KeyError) as error:
-        return None, str(error)[:100]
-    finally:
-        stop(server)
+    result, note = enet_bench(
+        binary, ["--test", "bulk", "--size", size_bytes, "--packet", 64 * 1024, "--window", ENET_WINDOW], timeout)
+    return (result["mb_per_s"], note) if result else (None, note)
 
 
 def parse_size(text):
