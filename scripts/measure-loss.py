@@ -200,8 +200,6 @@ def main():
     parser.add_argument("--test", choices=["bulk", "rtt"], default="bulk")
     parser.add_argument("--count", type=int, default=3000, help="round trips per run with --test rtt")
     args = parser.parse_args()
-    if args.test == "rtt":
-        return measure_rtt(args)
     if os.geteuid() != 0:
         sys.exit("measure-loss.py needs root (network namespaces)")
     huddle = os.path.abspath(args.huddle)
@@ -212,6 +210,8 @@ def main():
     enet = build_enet(work)
     if not enet:
         print("ENet not measured: enet_bench did not build (needs a C compiler and libenet-dev)", file=sys.stderr)
+    if args.test == "rtt":
+        return measure_rtt(args, huddle, losses, controllers, work, enet)
     results = {}
     notes = {}
     try:
@@ -257,16 +257,8 @@ def main():
         print(f"| {loss} % | " + " | ".join(cells) + " |")
 
 
-def measure_rtt(args):
+def measure_rtt(args, huddle, losses, controllers, work, enet):
     """--test rtt: round-trip percentiles per loss rate, Huddle (each controller) and ENet in the same run."""
-    if os.geteuid() != 0:
-        sys.exit("measure-loss.py needs root (network namespaces)")
-    huddle = os.path.abspath(args.huddle)
-    losses = [int(x) for x in args.losses.split(",")]
-    controllers = args.controllers.split(",")
-    work = f"/tmp/measure-loss-{PID}"
-    os.makedirs(work, exist_ok=True)
-    enet = build_enet(work)
     results, notes = {}, {}
     try:
         setup(args.drop_at)
