@@ -117,13 +117,14 @@ churn-schedule: deps
 	$(SWIFT) build -c release --product huddle-sim
 	scripts/churn-schedule.sh .build/release/huddle-sim $(CHURN_SEEDS)
 
-## What a removal costs (issue 36): 8, 32, 128 and 256 members, 20 ms round trip, 2 % loss; the creator removes one.
-## Prints when every member knows of it and holds the new admission key (p50/p95/last, ms) and bytes per member.
+## What a removal costs (issue 36): 8, 32, 128 and 256 members, 20 ms round trip, 2 % loss; the creator removes one,
+## then (rotation-leave-N) one leaves instead. Prints when every member knows of it and holds the new admission key (p50/p95/last, ms) and bytes per member.
 ## ROTATION_SEEDS (1-3 by default; 256 members take minutes per seed).
 ROTATION_SEEDS ?= 1-3
 rotation-measure: deps
 	$(SWIFT) build -c release --product huddle-sim
 	for members in 8 32 128 256; do .build/release/huddle-sim --scenario rotation-$$members --seeds $(ROTATION_SEEDS) || exit 1; done
+	for members in 8 32 128 256; do .build/release/huddle-sim --scenario rotation-leave-$$members --seeds $(ROTATION_SEEDS) || exit 1; done
 
 ## What a removal costs in instructions (issue 36): callgrind counts only the removal phase of rotation-8, -32 and -64
 ## (seed 1), every member's session machine and endpoint plus the simulated network; about 5 minutes.

@@ -183,9 +183,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
         }
     }
 
-    /// Leaves the session: the others see this participant leave; the session goes on without it. Waits up to
-    /// 2 s for the announcement to be acknowledged. Does nothing once this session is over, whatever session the
-    /// node is in now.
+    /// Leaves the session: the others see this participant leave; the session goes on without it, and its admission
+    /// moves to a new key this node never learns, so what it keeps lets it back in only as anyone: with a ticket it
+    /// holds. Waits up to 2 s for the announcement to be acknowledged. Does nothing once this session is over,
+    /// whatever session the node is in now.
     public func leave() async {
         await engine.leave(context)
     }

@@ -19,6 +19,10 @@ public enum ParticipantChange: Sendable, Hashable {
         /// It crashed and rejoined: the participant it was lost its state, and a `.joined` for it follows.
         case restarted
         /// A member removed it (``GroupSession/remove(_:)``): it cannot come back with any invitation it knew.
+        ///
+        /// Final, unlike `.unreachable`: a participant already reported unreachable (its connection closed before
+        /// the removal arrived here, as a removed node closes its connections when told) is reported again with
+        /// this reason, so an application always learns that it will not come back.
         case removed
     }
 }

@@ -20,6 +20,15 @@ extension ProtocolLimits {
     /// removal is forgotten; its member stays out of the session admission (its secret rotated away) and of every
     /// invitation open when it was removed (they closed), so only a ticket made later lets it in again.
     public static let maxRemovals = 256
+    /// Departures (MEMBER_LEFT) a member remembers with the admission epoch each left under: 256 (a roster's worth).
+    /// Until the admission moves on, a departed identity is refused under it and in its own record over its old
+    /// connection; a forgotten departure's admission moved on long ago.
+    public static let maxDepartures = 256
+    /// How long the members that learn of a departure wait, per place, before drawing the next admission key
+    /// themselves: 250 ms. The active member with the lowest Noise key draws at once; the next one 250 ms later if no
+    /// newer key reached it by then (the first may have crashed or missed the departure), and so on, so one
+    /// departure normally costs one rotation.
+    public static let departureRotationStagger = Duration.milliseconds(250)
     /// Invitations closed by removals that a member remembers, so that none opens again when a member that missed the
     /// removal offers it: 1,024 (16 removals' worth of a full set of 64 open invitations). Beyond it the oldest is
     /// forgotten.

@@ -188,6 +188,13 @@ public struct ChurnLedger {
                 "\(time): node \(sender)#\(senderIncarnation) sent message \(counter) to node \(recipient), which it "
                     + "learned at \(learned) was removed")
         }
+        if let recipientIncarnation,
+            let learned = departureLearned[[sender, senderIncarnation, recipient, recipientIncarnation]], learned <= time
+        {
+            violations.append(
+                "\(time): node \(sender)#\(senderIncarnation) sent message \(counter) to node "
+                    + "\(recipient)#\(recipientIncarnation), which it learned at \(learned) had left")
+        }
         entries[key] = Entry(recipientIncarnation: recipientIncarnation, sentAt: time)
         bySequence[
             SequenceKey(
@@ -266,6 +273,23 @@ public struct ChurnLedger {
     var removalLearned: [[Int]: Instant] = [:]
     /// Removals seen applied: (removed node, observers that learned of it).
     public private(set) var removalsObserved = 0
+    /// When each (observer, observer incarnation, node, node incarnation) learned that the node left.
+    var departureLearned: [[Int]: Instant] = [:]
+
+    /// Records that incarnation `incarnation` of `observer` saw `node` join again: it may send to it.
+    public mutating func learnedReturn(observer: Int, incarnation: Int, of node: Int) {
+        departureLearned = departureLearned.filter { $0.key[0] != observer || $0.key[1] != incarnation || $0.key[2] != node }
+    }
+
+    /// Records that incarnation `incarnation` of `observer` learned at `time` that incarnation `nodeIncarnation` of
+    /// `node` left: it must send that incarnation nothing after that (a later one, joined again, is a new member).
+    public mutating func learnedDeparture(
+        observer: Int, incarnation: Int, of node: Int, nodeIncarnation: Int, time: Instant
+    ) {
+        if departureLearned[[observer, incarnation, node, nodeIncarnation]] == nil {
+            departureLearned[[observer, incarnation, node, nodeIncarnation]] = time
+        }
+    }
 
     /// Records that incarnation `incarnation` of `node` learned at `time` that it was removed: it must receive nothing
     /// after that.

@@ -9,8 +9,9 @@ import HuddleWire
 /// activity, and the creator removes members (each removal closes the open invitation, so it opens a new one; a
 /// removed node never comes back), while every member sends reliable messages (8 bytes to 256 KiB) and unreliable
 /// datagrams to every active member (and to random subsets) all along, right after joining too; the founder shares a
-/// journal attachment at the start. A ``ChurnLedger`` checks every delivery and failure report as it happens, and
-/// that nobody sends to or delivers at a removed member after learning of its removal.
+/// journal attachment at the start. A ``ChurnLedger`` checks every delivery and failure report as it happens, that
+/// nobody sends to or delivers at a removed member after learning of its removal, and that nobody sends to a member
+/// after learning that it left.
 ///
 /// Every choice comes from the seed. After the churn phase everything heals, nobody crashes any more, and the run
 /// continues for ``livenessPhase``: then every message a surviving sender accepted must have been delivered or
@@ -161,6 +162,17 @@ public struct ChurnScenario {
                     case .participantLeft(let record, .removed):
                         if let victim = (0..<count).first(where: { session.staticKey($0) == record.staticKey }) {
                             ledger.learnedRemoval(observer: index, incarnation: incarnation, of: victim, time: time)
+                        }
+                    case .participantJoined(let record):
+                        // Back (joined again): whatever incarnation the driver's view says, it is a member again.
+                        if let member = (0..<count).first(where: { session.staticKey($0) == record.staticKey }) {
+                            ledger.learnedReturn(observer: index, incarnation: incarnation, of: member)
+                        }
+                    case .participantLeft(let record, .left):
+                        if let leaver = (0..<count).first(where: { session.staticKey($0) == record.staticKey }) {
+                            ledger.learnedDeparture(
+                                observer: index, incarnation: incarnation, of: leaver,
+                                nodeIncarnation: members[leaver].incarnation, time: time)
                         }
                     case .departed:
                         // The engine's teardown: close every connection (the peers learn at once), then stop.

@@ -8,13 +8,53 @@ import HuddleSession
 /// removal and holds the new admission key (from the removal, in milliseconds: p50, p95, the last), and the bytes each
 /// remaining member sends for it (everything sent until 1 s after the last one holds the key, less what the idle
 /// session sends in as long). Checked: every remaining member ends on one key, and the removed member learns of its removal.
+///
+/// With ``leaves`` the last member leaves instead (no removal): the same measures from its departure, and the key drawn
+/// by the member first in line (``ProtocolLimits/departureRotationStagger``), so the final epoch is 1 when nobody
+/// else had to draw.
 public struct RotationScenario {
-    /// The number of members, the removed one included.
+    /// The number of members, the departing one included.
     public var members: Int
+    /// Whether the last member leaves (true) or the founder removes it (false).
+    public var leaves: Bool
 
-    /// A scenario of `members` members.
-    public init(members: Int) {
+    /// A scenario of `members` members; `leaves`: the last one leaves instead of being removed.
+    public init(members: Int, leaves: Bool = false) {
         self.members = members
+        self.leaves = leaves
+    }
+
+    /// Member `victim` leaves, and the network runs until every other member knows of it and holds a new admission
+    /// key (120 s at most), then 1 s more: when each did, from the departure.
+    static func leavePhase(
+        _ net: inout SimulatedNetwork<MemberNode>, victim: Int, victimKey: X25519PublicKey
+    ) throws -> (knownAt: [Int: Duration], keyAt: [Int: Duration]) {
+        let leftAt = net.now
+        try net.withNode(victim) { $0.depart(now: leftAt) }
+        let remaining = Array(0..<victim)
+        var keyAt: [Int: Duration] = [:]
+        var knownAt: [Int: Duration] = [:]
+        let giveUp = leftAt + .seconds(120)
+        while keyAt.count < remaining.count {
+            try net.run(for: .milliseconds(1))
+            for index in remaining {
+                guard let view = net.node(index)?.core?.membership else { continue }
+                if knownAt[index] == nil, !view.isActiveParticipant(victimKey) {
+                    knownAt[index] = net.now - leftAt
+                }
+                if keyAt[index] == nil, view.admissionEpoch >= 1 { keyAt[index] = net.now - leftAt }
+            }
+            if net.now.nanoseconds % 100_000_000 == 0 {
+                for index in 0...victim { _ = try net.withNode(index) { $0.takeEvents() } }
+            }
+            guard net.now < giveUp else {
+                throw net.failure(
+                    "\(remaining.count - keyAt.count) of \(remaining.count) members without a new key 120 s after a "
+                        + "member left")
+            }
+        }
+        try net.run(for: .seconds(1))
+        return (knownAt, keyAt)
     }
 
     /// Runs the settled session for `duration`, taking every node's events. A function of its own (never inlined) so
@@ -123,13 +163,16 @@ public struct RotationScenario {
         let victim = count - 1
         let removedAt = net.now
         let bytesBefore = sent.bytes
-        let removal = session.removal(of: victim)
-        let (knownAt, keyAt) = try Self.removalPhase(&net, removal: removal, victim: victim)
+        let (knownAt, keyAt) =
+            leaves
+            ? try Self.leavePhase(&net, victim: victim, victimKey: session.staticKey(victim))
+            : try Self.removalPhase(&net, removal: session.removal(of: victim), victim: victim)
         let remaining = Array(0..<victim)
         let window = net.now - removedAt
         let rotationBytes = Double(sent.bytes - bytesBefore) - idleRate * (window / .milliseconds(1))
         let ids = Set(remaining.compactMap { membership($0)?.sessionAdmission })
         guard ids.count == 1 else { throw net.failure("the remaining members hold \(ids.count) admission keys") }
+        let epoch = membership(0)?.admissionEpoch ?? 0
 
         func milliseconds(_ values: [Duration], _ quantile: Double) -> Double {
             let sorted = values.sorted()
@@ -139,11 +182,12 @@ public struct RotationScenario {
         var outcome = ScenarioOutcome(simulatedTime: net.now - .zero, messagesDelivered: 0, bytesDelivered: 0)
         let keyTimes = Array(keyAt.values)
         outcome.measurements = [
-            ("removal known p95 ms", milliseconds(Array(knownAt.values), 0.95)),
+            ("\(leaves ? "departure" : "removal") known p95 ms", milliseconds(Array(knownAt.values), 0.95)),
             ("new key p50 ms", milliseconds(keyTimes, 0.5)),
             ("new key p95 ms", milliseconds(keyTimes, 0.95)),
             ("new key last ms", milliseconds(keyTimes, 1)),
             ("bytes per member", max(0, rotationBytes) / Double(remaining.count)),
+            ("final epoch", Double(epoch)),
         ]
         return outcome
     }

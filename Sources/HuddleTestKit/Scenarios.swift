@@ -59,6 +59,14 @@ public enum Scenarios {
                 + "and holds the new admission key, bytes per member [issue 36]"
         ) { seed in try RotationScenario(members: members).run(seed: seed) }
     }
+        + [8, 32, 128, 256].map { members in
+            Scenario(
+                name: "rotation-leave-\(members)",
+                summary:
+                    "\(members) members, 20 ms round trip, 2 % loss: one leaves; time until every member knows and holds "
+                    + "the new admission key, bytes per member, the final epoch (1: one key drawn) [issue 36]"
+            ) { seed in try RotationScenario(members: members, leaves: true).run(seed: seed) }
+        }
 
     static let wanProfiles: [Scenario] = [0, 1, 2, 5, 10].map { percent in
         transfer(

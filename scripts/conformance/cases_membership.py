@@ -44,6 +44,21 @@ class MembershipCases:
         b, _ = self.closing_member("8 MEMBER_LEFT + CLOSE", "leaver", True, 6, "left",
                                    "host prints participant-left with reason \"left\" (§8.2 rule 4)")
         if b:
+            # The leaver keeps the session credentials; the admission moved to a new key at its departure (the host
+            # draws it at once, or 250 ms later when the main member sorts first and does not draw).
+            self.net.idle(0.6)
+            b.reset_connection()
+            tried = time.monotonic()
+            packet, _ = b.make_initiation(creds=b.session_creds)
+            b.send_raw(packet)
+            self.net.idle(SILENCE)
+            answered = [t for t, _ in b.responses if t >= tried] + [t for t, _ in b.cookie_replies if t >= tried]
+            self.row("8 leaver: the session credentials it kept", "a valid initiation under the session "
+                     "credentials (hdl-sess) the leaver held when it left",
+                     "no answer, as to a stranger: its key is no longer authorised and the session admission "
+                     "moved to a new key at its departure (§8.2 rules 4, 10)",
+                     f"{len(answered)} answer(s); received since: {b.describe_received(tried) or 'nothing'}",
+                     not answered)
             b.close_socket()
         d, _ = self.closing_member("8 CLOSE(6 left) alone", "left-code", False, 6, "unreachable",
                                    "no MEMBER_LEFT, so not a departure: participant-left with reason "

@@ -42,6 +42,11 @@ public enum MembershipAction: Sendable {
     /// A departure calls for a new admission key drawn here: the driver draws 32 random bytes and calls
     /// ``SessionMembership/rotateAdmission(secret:)`` (the membership holds no random generator).
     case rotateAdmission
+    /// A member left while the admission was at `epoch`, and its key must move on (the leaver holds it): this node is
+    /// `place`-th in line to draw the next one (0: at once). The driver waits
+    /// `place` × ``ProtocolLimits/departureRotationStagger`` and then, unless the admission moved past `epoch`
+    /// meanwhile, draws 32 random bytes and calls ``SessionMembership/rotateAdmission(secret:)``.
+    case rotateAdmissionAfterDeparture(place: Int, epoch: UInt64)
 
     /// Why a participant stopped being active.
     public enum DepartureReason: Sendable, Hashable {

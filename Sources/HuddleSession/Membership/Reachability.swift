@@ -22,6 +22,9 @@ struct Reachability: Sendable {
     /// a joiner's record can carry for it).
     private var observedAddresses: [X25519PublicKey: NetworkAddress] = [:]
 
+    /// Peers a connection to which ever completed its handshake (kept after it closes, as the observed addresses).
+    private(set) var everConnected: Set<X25519PublicKey> = []
+
     /// Whether the connection to `key` is up.
     func isConnected(_ key: X25519PublicKey) -> Bool { connected.contains(key) }
 
@@ -35,6 +38,7 @@ struct Reachability: Sendable {
     /// also drops an address observed on an earlier connection, as that one may be stale).
     mutating func connect(_ key: X25519PublicKey, address: NetworkAddress?) {
         connected.insert(key)
+        everConnected.insert(key)
         observedAddresses[key] = address
     }
 

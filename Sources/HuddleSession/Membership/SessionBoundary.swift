@@ -8,6 +8,8 @@ import HuddleProtocol
 /// - The first valid charter is kept (only the creator can sign one for the session's id).
 /// - A removed identity, by signing key and by Noise key, stays shut out while its removal is remembered: at most
 ///   ``ProtocolLimits/maxRemovals`` removals, the oldest forgotten first.
+/// - A departed identity is remembered (at most ``ProtocolLimits/maxDepartures``) with the admission epoch it left
+///   under, so the admission key it kept never lets it back in.
 /// - The admission key only moves forward (``AdmissionKey/supersedes(_:)``), so concurrent rotations converge.
 struct SessionBoundary: Sendable {
     /// The session's charter, once known.
@@ -16,6 +18,9 @@ struct SessionBoundary: Sendable {
     private(set) var removals: [(removal: MemberRemoval, staticKey: X25519PublicKey?)] = []
     /// The current admission key after the first rotation (`nil`: epoch 0, the session secret).
     private(set) var admissionKey: AdmissionKey?
+    /// Members that announced their departure, oldest first (at most ``ProtocolLimits/maxDepartures``): each with the
+    /// admission epoch it left under, whose key it still holds. Forgotten when the identity is announced again.
+    private(set) var departures: [(signingKey: Ed25519PublicKey, admissionEpoch: UInt64)] = []
     /// Invitations a removal closed, oldest first (at most ``ProtocolLimits/maxRevokedInvitations``): they never open
     /// again here, though a member that missed the removal still offers them.
     private(set) var revoked: [AdmissionID] = []
@@ -55,6 +60,27 @@ struct SessionBoundary: Sendable {
         removals.append((removal, staticKey))
         return true
     }
+
+    /// Remembers that the identity with signing key `key` left under the current admission epoch.
+    mutating func rememberDeparture(of key: Ed25519PublicKey) {
+        departures.removeAll { $0.signingKey == key }
+        if departures.count == ProtocolLimits.maxDepartures { departures.removeFirst() }
+        departures.append((key, admissionEpoch))
+    }
+
+    /// Forgets the departure of the identity with signing key `key` (it was let in again).
+    mutating func forgetDeparture(of key: Ed25519PublicKey) {
+        departures.removeAll { $0.signingKey == key }
+    }
+
+    /// Whether the identity with signing key `key` left while the admission was at the current epoch: it holds the
+    /// current admission key, which must not let it back in.
+    func departedUnderCurrentAdmission(_ key: Ed25519PublicKey) -> Bool {
+        departures.contains { $0.signingKey == key && $0.admissionEpoch >= admissionEpoch }
+    }
+
+    /// Whether the identity with signing key `key` left and was not let in again since.
+    func hasDeparted(_ key: Ed25519PublicKey) -> Bool { departures.contains { $0.signingKey == key } }
 
     /// Takes `key` if it supersedes the current admission key; `false` otherwise.
     mutating func adopt(_ key: AdmissionKey) -> Bool {

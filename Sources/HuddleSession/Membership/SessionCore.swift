@@ -194,6 +194,10 @@ public struct SessionCore: Sendable {
     /// ``SessionMembership/expireJoinRequest(_:)``; at most ``ProtocolLimits/maxPendingJoinRequests``).
     var approvalDeadlines: [Ed25519PublicKey: Instant] = [:]
 
+    /// When this node draws the next admission key after a departure unless a key newer than `epoch` came first
+    /// (see ``MembershipAction/rotateAdmissionAfterDeparture(place:epoch:)``).
+    var departureRotation: (at: Instant, epoch: UInt64)?
+
     /// The earliest instant at which ``handleTimeout(endpoint:now:)`` has work (dialling an unreachable member again,
     /// asking again for a WELCOME, or forwarding a received activity value). A schedule not set up yet (see
     /// ``needsScheduling``) is not included.
@@ -201,6 +205,7 @@ public struct SessionCore: Sendable {
         var deadline = redials.values.lazy.map(\.at).min()
         if let retry = joinRetry?.at { deadline = min(deadline ?? retry, retry) }
         for expiry in approvalDeadlines.values { deadline = min(deadline ?? expiry, expiry) }
+        if let rotation = departureRotation?.at { deadline = min(deadline ?? rotation, rotation) }
         if membership.activityForwardPending, let forward = activityForwardAllowedAt {
             deadline = min(deadline ?? forward, forward)
         }
@@ -208,7 +213,7 @@ public struct SessionCore: Sendable {
     }
 
     /// How many times each unreachable member was dialled again (its credentials alternate, see
-    /// ``SessionMembership/dialCredentials(for:underAdmission:)``).
+    /// ``SessionMembership/redialCredentials(for:attempt:)``).
     var redialAttempts: [X25519PublicKey: Int] = [:]
 
     /// When the membership may forward a received activity value again (``ProtocolLimits/activityForwardInterval``
@@ -241,6 +246,12 @@ public struct SessionCore: Sendable {
         } else {
             joinRetry = nil
         }
+        if let rotation = departureRotation, rotation.at <= now {
+            departureRotation = nil
+            if membership.admissionEpoch <= rotation.epoch {
+                membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+            }
+        }
         for (joiner, expiry) in approvalDeadlines where expiry <= now {
             approvalDeadlines[joiner] = nil
             membership.expireJoinRequest(joiner)
@@ -262,14 +273,13 @@ public struct SessionCore: Sendable {
             redials[key] = (now + backoff, backoff)
             // A connection that only answered the member's initiation (and was never confirmed) starts its own.
             if endpoint.initiateIfOnlyAnswering(key, now: now) { continue }
-            // Every other attempt under the session admission's current key: a member that never heard of this node
-            // (its announcement was lost with a sponsor that crashed) accepts only that, once the key has moved on
-            // from the session secret; one that knows this node accepts either. New credentials also restart a
+            // In turn under the session admission's current key, the invitation this node joined with and the
+            // members' own credentials: a member that never heard of this node (its announcement was lost with a
+            // sponsor that crashed) accepts only the first two, the invitation once the key moved on after this
+            // node took it; one that knows this node accepts the first and the last. New credentials also restart a
             // handshake still in progress under the others.
             redialAttempts[key, default: 0] += 1
-            if let credentials = membership.dialCredentials(
-                for: key, underAdmission: redialAttempts[key, default: 0] % 2 == 1)
-            {
+            if let credentials = membership.redialCredentials(for: key, attempt: redialAttempts[key, default: 0]) {
                 try? endpoint.addPeer(credentials)
             }
             guard endpoint.liveConnectionID(for: key) == nil, let address = record.addresses.first else { continue }
@@ -327,6 +337,16 @@ public struct SessionCore: Sendable {
             case .rotateAdmission:
                 // Drawn from the endpoint's generator: the core holds none, and the simulator's stays seeded.
                 membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+            case .rotateAdmissionAfterDeparture(let place, let epoch):
+                guard place > 0 else {
+                    membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+                    continue
+                }
+                // Two departures close together: one key drawn after the later one covers both.
+                let at = now + ProtocolLimits.departureRotationStagger * place
+                departureRotation = (
+                    min(departureRotation?.at ?? at, at), max(departureRotation?.epoch ?? epoch, epoch)
+                )
             case .waitingForApproval:
                 events.append(.waitingForApproval)
             case .joinRequested(let record):

@@ -47,6 +47,10 @@ extension SessionMembership {
                 // joiner would otherwise be a member nobody else knows).
                 // (Taken as new, it also gets our roster and activity: it may have missed what happened since its
                 // WELCOME, see handleMemberJoined.)
+                guard let admission, admitsSelfAnnouncement(of: record, under: admission) else {
+                    selfAnnouncementsRefused += 1
+                    return
+                }
                 try handleMemberJoined(record, from: key)
                 return
             default:
@@ -57,7 +61,9 @@ extension SessionMembership {
         // The sponsor's boundary messages follow its WELCOME; anything else means the admission key is not coming.
         switch message {
         case .charter, .memberRemoved, .admissionKey, .invitationsRevoked, .askInvitationOpened, .welcome: break
-        default: awaitingAdmissionKey = false
+        default:
+            awaitingAdmissionKey = false
+            if key == welcomeBoundarySponsor { welcomeBoundarySponsor = nil }
         }
         switch message {
         case .joinRequest(let session, let invitation, let member):
@@ -66,6 +72,12 @@ extension SessionMembership {
             try handleWelcome(welcome, from: key)
         case .memberJoined(let record):
             try requireMember(key)
+            // Its own record over its old connection after it left (the members' credentials still admit it until
+            // that connection closes): leaving ends a membership, and only an admission starts one again.
+            if record.staticKey == key, !members.isPresent(key) {
+                selfAnnouncementsRefused += 1
+                return
+            }
             try handleMemberJoined(record, from: key)
         case .memberLeft(let signingKey, let epoch):
             try requireMember(key)
@@ -76,6 +88,9 @@ extension SessionMembership {
             members.markDeparted(key)
             // One already unreachable was reported gone then.
             if !reachability.markReachable(key) { actions.append(.participantLeft(entry.record, .left)) }
+            // It keeps the admission's current key: the admission moves on, so that key lets it back in nowhere.
+            boundary.rememberDeparture(of: signingKey)
+            actions.append(.rotateAdmissionAfterDeparture(place: rotationPlace, epoch: boundary.admissionEpoch))
         case .activity(let record):
             // Forwarded as well as original (members pass the current activity to members they reconnect to), so
             // the author need not be the sender: any member may set the activity anyway.
@@ -136,6 +151,19 @@ extension SessionMembership {
         }
     }
 
+    /// Whether a peer that came in under `admission` and announces its own `record` (no sponsor vouches for it) is
+    /// let in by that alone. Under the session admission: unless it left while the admission was at its current key
+    /// (it kept that key). Under an invitation: only one that admits anyone holding the ticket at once, or an
+    /// ask-to-join one whose request a member admitted; a limited or ask-to-join invitation is not a way around
+    /// its count or its question, and a closed one lets nobody in.
+    private func admitsSelfAnnouncement(of record: MemberRecord, under admission: AdmissionID) -> Bool {
+        if admission == sessionAdmission {
+            return !boundary.departedUnderCurrentAdmission(record.identity.signingKey)
+        }
+        guard let grant = invitations.grant(admission), !grant.isLocal else { return false }
+        return !grant.requiresApproval || approvals.answer(for: record.identity.signingKey) == true
+    }
+
     private func requireMember(_ key: X25519PublicKey) throws(MembershipError) {
         guard phase == .member, members.contains(key) else {
             throw .unexpected("membership message from a peer that is not a member")
@@ -162,16 +190,20 @@ extension SessionMembership {
             if reachability.isConnected(key) { send(.memberRemoved(removal), to: key) }
             if entry.present {
                 members.markDeparted(key)
-                if !reachability.markReachable(key) {
-                    actions.append(.participantLeft(entry.record, .removed(by: removal.author)))
-                }
+                // Also when it was reported unreachable already (the removed node closed its connection to us before
+                // the removal reached us): unreachable may end, removed does not, and the application learns which.
+                reachability.markReachable(key)
+                actions.append(.participantLeft(entry.record, .removed(by: removal.author)))
             }
             // Not connected: nothing will close, so it is forgotten (unauthorised) now. Connected, it is forgotten
             // when its connection closes (``peerDisconnected(_:)``), as any departed member.
             if !reachability.isConnected(key) { actions.append(.forget(key)) }
         }
-        // Revoked, not only closed: a member that missed the removal may still offer them.
-        for id in invitations.ids where invitations.close(id) {
+        // Revoked, not only closed: a member that missed the removal may still offer them. Not when the removal is
+        // one the sponsor sends behind this node's WELCOME: the WELCOME listed only invitations open after it (one
+        // made since, such as the remover's new ticket, would otherwise close here and, revoked, everywhere).
+        let behindWelcome = sender != nil && sender == welcomeBoundarySponsor
+        for id in invitations.ids where !behindWelcome && invitations.close(id) {
             boundary.revoke(id)
             actions.append(.closeAdmission(id))
         }
@@ -200,6 +232,12 @@ extension SessionMembership {
             throw .notInvited
         }
         guard member.staticKey == key, member.identity.hasValidBinding else { throw .invalidIdentity }
+        // Under the session admission a request skips the ask-to-join question (only members hold its key): not for
+        // a member that left while the key was current and kept it.
+        if admission == sessionAdmission, boundary.departedUnderCurrentAdmission(member.identity.signingKey) {
+            selfAnnouncementsRefused += 1
+            throw .notInvited
+        }
         guard !boundary.isRemoved(member) else {
             removedRefused += 1
             throw .removedMember
@@ -256,6 +294,7 @@ extension SessionMembership {
 
         reportRestart(of: key)
         insert(record)
+        boundary.forgetDeparture(of: member.identity.signingKey)
         join.welcome(key)
         actions.append(.authorize(credentials))
         send(.welcome(welcomeMessage(secret: secret)), to: key)
@@ -298,6 +337,7 @@ extension SessionMembership {
         clock = max(clock, welcome.clock)
         phase = .member
         awaitingAdmissionKey = true
+        welcomeBoundarySponsor = key
         openSessionAdmission()
         for record in welcome.roster {
             if record.staticKey == local.staticKey {
@@ -345,12 +385,13 @@ extension SessionMembership {
             if record.identity == local.identity, record.epoch > local.epoch { local.epoch = record.epoch }
             return
         }
-        // A member's own record, over its own connection, for an entry that departed at that same epoch: it left and
-        // came back, and its new sponsor, which never saw the old join, gave it the same epoch again (its clock
-        // lagged). It is here, so it is back.
+        // A member's own record, over its own connection, for an entry that departed: it left and came back, and its
+        // new sponsor, which never saw the old join, gave it the same or even a smaller epoch (sponsors' clocks are
+        // their own, and that one lagged). It is here, so it is back: its connection passed an admission (the
+        // member's own credentials no longer admit a departed member, and ``receive(_:from:admission:)`` refuses its
+        // own record over an old connection), which no earlier incarnation's record can claim.
         let returning =
-            record.staticKey == sender
-            && members.entry(record.staticKey).map { !$0.present && $0.record.epoch == record.epoch } == true
+            record.staticKey == sender && members.entry(record.staticKey).map { !$0.present } == true
         guard members.isNewer(record) || returning else { return }
         // A removed identity stays out, whoever announces it (itself, through an invitation or the session
         // admission it may still hold the secret of, or a member that has not heard of the removal yet).
@@ -376,6 +417,7 @@ extension SessionMembership {
         clock = max(clock, record.epoch)
         reportRestart(of: record.staticKey)
         insert(record, introducer: unconfirmed)
+        boundary.forgetDeparture(of: record.identity.signingKey)
         guard let secret = sessionSecret,
             let credentials = try? SessionKeys.memberCredentials(sessionSecret: secret, peer: record.staticKey)
         else { return }

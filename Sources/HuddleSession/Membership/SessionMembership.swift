@@ -86,12 +86,21 @@ public struct SessionMembership: Sendable {
     /// Whether this node was just welcomed and its sponsor's boundary messages (which end with the admission key, if
     /// it moved past epoch 0) are still to come.
     var awaitingAdmissionKey = false
+    /// The sponsor whose boundary messages (rule 8's charter, removals, admission key, revocations) follow the
+    /// WELCOME this node just took, until its first other message. The WELCOME listed only invitations still open
+    /// after those removals, so applying them closes none of these (see ``apply(_:from:)``).
+    var welcomeBoundarySponsor: X25519PublicKey?
     /// Member records and join requests refused because their identity was removed.
     public internal(set) var removedRefused = 0
     /// Invitations closed to keep to the per-member and total limits (see ``openInvitation(_:)``).
     public var invitationsEvicted: Int { invitations.evicted }
     /// The session secret, once this node is a member.
     var sessionSecret: SecureBytes?
+    /// The secret of the invitation this node joined with (`nil`: it founded the session). Kept after the join: a
+    /// member that never heard of this node (its sponsor crashed before announcing it) and that the admission key
+    /// this node holds no longer opens (it moved at a departure) still lets it in under that invitation while it is
+    /// open, and this node's own record then stands for the lost announcement.
+    var joinInvitationSecret: SecureBytes?
     /// The session's Lamport clock: member epochs and activity values both take their order from it, so it is kept
     /// here rather than in the roster or the activity register.
     var clock: UInt64 = 0
@@ -102,6 +111,10 @@ public struct SessionMembership: Sendable {
     /// Membership messages ignored from a peer under an invitation that is not in the roster yet (see
     /// ``receive(_:from:admission:)``).
     public internal(set) var earlyMessagesIgnored = 0
+    /// Own records refused from peers that announced themselves without a sponsor: one that left and tried again
+    /// over its old connection or under the admission key it kept, or one under a limited or unanswered ask-to-join
+    /// invitation (see ``receive(_:from:admission:)``).
+    public internal(set) var selfAnnouncementsRefused = 0
     /// New member records refused: their introducer already had
     /// ``ProtocolLimits/maxUnconfirmedMembersPerIntroducer`` unconfirmed records here, or the roster was full of
     /// present members. A refused member that is real still becomes a member here when it connects (it reaches this
@@ -141,6 +154,7 @@ public struct SessionMembership: Sendable {
         self.phase = .joining
         self.local = local
         self.join = JoinProcedure(invitation: try SessionKeys.admissionID(invitationSecret: invitationSecret))
+        self.joinInvitationSecret = invitationSecret
         for member in members where member.staticKey != local.staticKey {
             guard join.addHint(member.staticKey, addresses: member.addresses) else { continue }
             actions.append(
@@ -161,6 +175,13 @@ public struct SessionMembership: Sendable {
     public var activeMembers: [MemberRecord] {
         guard phase == .member else { return phase == .joining ? [] : [local] }
         return [local] + members.records(excluding: reachability.unreachable)
+    }
+
+    /// This node's place in line to draw the admission key after a departure: its rank, by Noise key (bytewise),
+    /// among the active members it sees, itself included. Every member sorts the same keys, so with the same view
+    /// exactly one draws at once.
+    var rotationPlace: Int {
+        activeMembers.lazy.filter { $0.staticKey.bytes.lexicographicallyPrecedes(self.local.staticKey.bytes) }.count
     }
 
     /// Members of the roster that are unreachable (their connection closed or never completed), in join order: the
@@ -224,8 +245,9 @@ public struct SessionMembership: Sendable {
             guard let record = members.record(key) else { return }
             // Its handshake proves someone holds the record's key: no longer a claim of whoever introduced it.
             members.confirm(key)
-            // Dialled under the session admission's key (see ``adopt(_:from:)``): its later handshakes (rekeys) use
-            // the members' own credentials again, which both sides hold.
+            // Dialled under the session admission's key (see ``adopt(_:from:)``) or the invitation this node joined
+            // with (``redialCredentials(for:attempt:)``): its later handshakes (rekeys) use the members' own
+            // credentials again, which both sides hold.
             if let credentials = dialCredentials(for: key, underAdmission: false) {
                 actions.append(.authorize(credentials))
             }
@@ -344,15 +366,35 @@ public struct SessionMembership: Sendable {
     /// The credentials to dial member `key` with: the members' own (from the session secret), or, `underAdmission`,
     /// those of the session admission's current key, which a member that never heard of this node accepts (and one
     /// that did as well). `nil` when there is nothing to change: not a member, or the admission still at epoch 0
-    /// (whose credentials are the members' own).
+    /// (whose credentials are the members' own) and, for the members' own, this node a founder (a joiner may have
+    /// dialled under its invitation, ``redialCredentials(for:attempt:)``).
     public func dialCredentials(for key: X25519PublicKey, underAdmission: Bool) -> PeerCredentials? {
         guard phase == .member, let sessionSecret else { return nil }
         if underAdmission {
             guard let admissionKey = boundary.admissionKey else { return nil }
             return try? SessionKeys.memberCredentials(sessionSecret: admissionKey.secret, peer: key)
         }
-        guard boundary.admissionKey != nil else { return nil }
+        guard boundary.admissionKey != nil || joinInvitationSecret != nil else { return nil }
         return try? SessionKeys.memberCredentials(sessionSecret: sessionSecret, peer: key)
+    }
+
+    /// The credentials for redial `attempt` (1, 2, ...) of unreachable member `key`, alternating: the session
+    /// admission's current key (a member that never heard of this node accepts it; one that knows it too), then the
+    /// members' own (one that knows this node accepts those). For a member this node never reached since it joined,
+    /// every sixth attempt from the second takes the invitation it joined with instead: a member that never heard of
+    /// it (its sponsor crashed before announcing it) and whose admission key moved on since this node took it still
+    /// lets it in under that, while it is open. (Rarely: a node answers a handshake with the one credential it holds
+    /// for the initiator, so two members that knew each other and redial each other meet on their own credentials
+    /// on about half their attempts, fewer with a third kind in the cycle.) `nil` when there is nothing to change:
+    /// not a member, or the kind is the members' own at admission epoch 0 for a member never dialled otherwise.
+    public func redialCredentials(for key: X25519PublicKey, attempt: Int) -> PeerCredentials? {
+        if attempt % 6 == 2, phase == .member, let secret = joinInvitationSecret,
+            !reachability.everConnected.contains(key)
+        {
+            return try? SessionKeys.joinerCredentials(invitationSecret: secret, member: key)
+        }
+        guard boundary.admissionKey != nil || joinInvitationSecret != nil else { return nil }
+        return dialCredentials(for: key, underAdmission: attempt % 2 == 1)
     }
 
     /// Starts a new admission epoch with `secret` (32 fresh random bytes) and sends it to every present member:
