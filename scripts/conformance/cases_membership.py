@@ -78,8 +78,12 @@ class MembershipCases:
         else:
             at, init = dialled[0]
             f = wire.parse_initiation(init)
-            mac_ok = crypto.mac(crypto.mac1_key(c.session_creds["mac_secret"], c.static_public),
-                                init[:120]) == f["mac1"]
+            # The first redial goes under the session admission's current key (§8.2 rule 10): the session secret's
+            # credentials at epoch 0, the newest ADMISSION_KEY's after a rotation (case 8's leaver moved it).
+            keys = [m for m in c.control_messages(0) if m["type"] == "admission_key"]
+            creds = (session.credentials(max(keys, key=lambda m: (m["epoch"], m["author"]))["secret"], b"hdl-sess")
+                     if keys else c.session_creds)
+            mac_ok = crypto.mac(crypto.mac1_key(creds["mac_secret"], c.static_public), init[:120]) == f["mac1"]
             try:
                 _, static, payload = crypto.read_message1(c.static, f["ephemeral"], f["encrypted_static"],
                                                           f["encrypted_payload"])
@@ -90,9 +94,11 @@ class MembershipCases:
             except Exception as error:
                 noise, noise_ok = f"Noise message 1 fails ({error!r})", False
             self.row("8 redial of an unreachable member", "(nothing: the closed member's socket listens)",
-                     "an initiation to its address about 1 s later, mac1 under the session credentials (hdl-sess), "
-                     "resumption index 0 (§8.2 rule 2, §7.6, §8.1)",
-                     f"initiation after {at - closed_at:.2f} s; mac1 under session credentials: {mac_ok}; {noise}",
+                     "an initiation to its address about 1 s later, mac1 under the session admission's current "
+                     "credentials (hdl-sess of the newest ADMISSION_KEY, else of the session secret), resumption "
+                     "index 0 (§8.2 rules 2 and 10, §7.6, §8.1)",
+                     f"initiation after {at - closed_at:.2f} s; mac1 under the admission's credentials "
+                     f"(epoch {max((m['epoch'] for m in keys), default=0)}): {mac_ok}; {noise}",
                      mac_ok and noise_ok)
         c.close_socket()
 
