@@ -54,6 +54,13 @@ public struct RTTEstimator: Sendable {
         smoothed + max(variation * 4, Self.granularity) + maxAckDelay
     }
 
+    /// The probe timeout for a packet the peer acknowledges at once (it asked for IMMEDIATE_ACK and the peer
+    /// honours it, PROTOCOL.md §7.8): ``probeTimeout`` without the peer's acknowledgement delay, so a lost lone
+    /// message costs about a round trip, not 25 ms.
+    public var immediateProbeTimeout: Duration {
+        smoothed + max(variation * 4, Self.granularity)
+    }
+
     /// How long after a packet was sent it is declared lost once a later packet is acknowledged (RFC 9002 §6.1.2):
     /// 9/8 × max(smoothed, latest), at least the granularity.
     public var lossDelay: Duration {

@@ -189,7 +189,8 @@ public struct ChurnLedger {
                     + "learned at \(learned) was removed")
         }
         if let recipientIncarnation,
-            let learned = departureLearned[[sender, senderIncarnation, recipient, recipientIncarnation]], learned <= time
+            let learned = departureLearned[[sender, senderIncarnation, recipient, recipientIncarnation]],
+            learned <= time
         {
             violations.append(
                 "\(time): node \(sender)#\(senderIncarnation) sent message \(counter) to node "
@@ -278,7 +279,9 @@ public struct ChurnLedger {
 
     /// Records that incarnation `incarnation` of `observer` saw `node` join again: it may send to it.
     public mutating func learnedReturn(observer: Int, incarnation: Int, of node: Int) {
-        departureLearned = departureLearned.filter { $0.key[0] != observer || $0.key[1] != incarnation || $0.key[2] != node }
+        departureLearned = departureLearned.filter {
+            $0.key[0] != observer || $0.key[1] != incarnation || $0.key[2] != node
+        }
     }
 
     /// Records that incarnation `incarnation` of `observer` learned at `time` that incarnation `nodeIncarnation` of

@@ -5,20 +5,26 @@ import HuddleWire
 extension Scenarios {
     /// `rtt-wan-P`: what a lost message costs an interactive exchange on a wide-area path (issue 37). 40 ms round trip,
     /// P % random loss each way; 2,000 round trips of 64-byte reliable messages, one at a time (the next goes when
-    /// the previous echo is back). Reports p50 / p99 / p99.9 in milliseconds and in round trips.
-    static let roundTrips: [Scenario] = [1, 2, 5].map { percent in
-        Scenario(
-            name: "rtt-wan-\(percent)",
-            summary: "40 ms round trip, \(percent) % loss each way: 2,000 round trips of 64 B one at a time, "
-                + "p50/p99/p99.9 [issue 37]"
-        ) { seed in
-            try roundTrips(seed: seed, lossRate: Double(percent) / 100)
+    /// the previous echo is back). Reports p50 / p99 / p99.9 in milliseconds and in round trips. `rtt-wan-P-delayed`
+    /// runs the same without IMMEDIATE_ACK (``ConnectionConfiguration/requestsImmediateAck`` off), as before it.
+    static let roundTrips: [Scenario] = [1, 2, 5].flatMap { percent in
+        [true, false].map { immediate in
+            Scenario(
+                name: "rtt-wan-\(percent)" + (immediate ? "" : "-delayed"),
+                summary: "40 ms round trip, \(percent) % loss each way: 2,000 round trips of 64 B one at a time, "
+                    + "p50/p99/p99.9" + (immediate ? "" : ", without IMMEDIATE_ACK") + " [issue 37]"
+            ) { seed in
+                try roundTrips(seed: seed, lossRate: Double(percent) / 100, immediate: immediate)
+            }
         }
     }
 
-    static func roundTrips(seed: UInt64, lossRate: Double) throws -> ScenarioOutcome {
+    static func roundTrips(seed: UInt64, lossRate: Double, immediate: Bool) throws -> ScenarioOutcome {
+        var configuration = ConnectionConfiguration()
+        configuration.requestsImmediateAck = immediate
         let oneWay = Duration.milliseconds(20)
-        var net = try pair(seed: seed, link: LinkConditions(latency: oneWay, lossRate: lossRate))
+        var net = try pair(
+            seed: seed, link: LinkConditions(latency: oneWay, lossRate: lossRate), configuration: configuration)
         let a = staticKey(net, 0)
         let b = staticKey(net, 1)
         let addressB = net.address(of: 1)

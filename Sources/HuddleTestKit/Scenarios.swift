@@ -51,14 +51,15 @@ public enum Scenarios {
     public static let measurements: [Scenario] = wanProfiles + longPaths + sharedBottlenecks + rotations + roundTrips
 
     /// `rotation-N`: what a removal costs a session of N members (``RotationScenario``), `make rotation-measure`.
-    static let rotations: [Scenario] = [8, 32, 64, 128, 256].map { members in
-        Scenario(
-            name: "rotation-\(members)",
-            summary:
-                "\(members) members, 20 ms round trip, 2 % loss: the creator removes one; time until every member knows "
-                + "and holds the new admission key, bytes per member [issue 36]"
-        ) { seed in try RotationScenario(members: members).run(seed: seed) }
-    }
+    static let rotations: [Scenario] =
+        [8, 32, 64, 128, 256].map { members in
+            Scenario(
+                name: "rotation-\(members)",
+                summary:
+                    "\(members) members, 20 ms round trip, 2 % loss: the creator removes one; time until every member knows "
+                    + "and holds the new admission key, bytes per member [issue 36]"
+            ) { seed in try RotationScenario(members: members).run(seed: seed) }
+        }
         + [8, 32, 128, 256].map { members in
             Scenario(
                 name: "rotation-leave-\(members)",

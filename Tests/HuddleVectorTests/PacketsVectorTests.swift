@@ -18,10 +18,10 @@ struct PacketsVectorTests {
     static let refused: CaseFilter = { $0.has("error") }
     static let classified: CaseFilter = { $0.has("packet_type") }
 
-    @Test("Every case of packets.json is checked (20 cases)")
+    @Test("Every case of packets.json is checked (21 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 20,
+            of: Self.file, count: 21,
             groups: [
                 ("handshake", Self.handshake), ("header", Self.headers), ("packet", Self.packets),
                 ("refused", Self.refused), ("classified", Self.classified),

@@ -470,6 +470,11 @@ def packet_vectors(hs, cookie_reply):
                           "receiver index (LE), packet number (LE); flag bits are preserved",
                           fields={"flags": flags, "receiver_index": idx, "packet_number": pn},
                           encoded=wire.transport_header(idx, pn, flags)))
+    cases.append(case("transport_header_immediate_ack", "flags 0x03: IMMEDIATE_ACK (0x01, acknowledge this packet at "
+                      "once) and HONORS_IMMEDIATE_ACK (0x02, the sender acknowledges flagged packets at once), as a "
+                      "node sets them on the tail of a burst (sections 2.4, 7.8)",
+                      fields={"flags": 0x03, "receiver_index": RESP_INDEX, "packet_number": 2},
+                      encoded=wire.transport_header(RESP_INDEX, 2, 0x03)))
     key = hs["k_i2r"]
     empty = crypto.seal_transport(key, RESP_INDEX, 1, b"")
     cases.append(case("transport_empty_plaintext", "a 32-byte packet (header + tag) is valid",

@@ -5,7 +5,8 @@ extension Connection {
     /// `datagramLength` bytes. A protocol violation closes the connection with CLOSE(protocolViolation); nothing else
     /// is affected.
     mutating func handlePayload(
-        _ payload: UnsafeRawBufferPointer, packetNumber: UInt64, from route: Route, datagramLength: Int, now: Instant
+        _ payload: UnsafeRawBufferPointer, packetNumber: UInt64, flags: TransportFlags = [], from route: Route,
+        datagramLength: Int, now: Instant
     ) {
         guard state != .closed else { return }
         noteServiced(now: now)
@@ -79,7 +80,9 @@ extension Connection {
         observePacket(from: route, bytes: datagramLength, probing: probing, newest: newest, now: now)
         if ackEliciting { lastAckElicitingReceivedAt = now }
         let gapBelow = receivedPackets.largestReceived.map { packetNumber > $0 + 1 } ?? false
-        receivedPackets.onReceived(packetNumber, ackEliciting: ackEliciting, now: now)
+        receivedPackets.onReceived(
+            packetNumber, ackEliciting: ackEliciting, immediate: flags.contains(.immediateAck), now: now)
+        if flags.contains(.honorsImmediateAck) { peerHonorsImmediateAck = true }
         // We only send ACKs: about once per probe timeout, and at once when the peer is losing packets, make the
         // next ACK ack-eliciting (RFC 9000 §13.2.4). Our own loss recovery then repeats it if it is lost, instead of
         // leaving the peer to back off in silence while all our ACKs vanish.

@@ -107,9 +107,26 @@ extension Connection {
             retransmit(loss.packets, now: now)
         case .probe(let count):
             probesOwed = max(probesOwed, count)
+            // The probes carry the oldest unacknowledged message data again (RFC 9002 §6.2.4): if that packet was
+            // lost, its data arrives half a round trip after the probe timeout, instead of a round trip and a half
+            // later (a PING's acknowledgement would first have to show the loss). Nothing is counted lost or slowed;
+            // an acknowledgement of the original still arriving makes the copy moot.
+            if let oldest = sentPackets.oldestOutstandingAckEliciting {
+                for index in 0..<oldest.record.fragmentCount {
+                    let record = oldest.record.fragment(at: index)
+                    if let position = sendChannels.position(of: record.channel) {
+                        sendChannels.channels[position].onLost(record)
+                    }
+                }
+            }
             // Three probe timeouts in a row on a direct route that was reached through a relay: the direct path
             // (a NAT mapping, usually) stopped working, so the relay carries the probes and everything after them.
-            if sentPackets.probeTimeoutCount >= ProtocolLimits.probeTimeoutsBeforeRelayFallback {
+            // And a quiet spell of three full probe timeouts (acknowledgement delay included): probes of packets
+            // acknowledged at once start from about a round trip, and a peer descheduled for a few milliseconds
+            // must not move a working connection onto the relay.
+            if sentPackets.probeTimeoutCount >= ProtocolLimits.probeTimeoutsBeforeRelayFallback,
+                now - lastReceivedAt >= rtt.probeTimeout * ProtocolLimits.probeTimeoutsBeforeRelayFallback
+            {
                 fallBackToRelayIfQuiet(now: now)
             }
         }

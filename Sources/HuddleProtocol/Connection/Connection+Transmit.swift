@@ -115,8 +115,16 @@ extension Connection {
             }
         }
         guard writer.bytesWritten > 0 else { return nil }
+        // The tail of what there is to send (a lone message, the last packet of a burst), or a probe: the peer
+        // acknowledges it at once, so its loss is noticed about a round trip later, not after the peer's 25 ms
+        // acknowledgement delay as well (PROTOCOL.md §7.8). Packets in the middle of a burst keep the usual
+        // acknowledgement pace (every second packet).
+        var flags = TransportFlags.honorsImmediateAck
+        if configuration.requestsImmediateAck, ackEliciting, probing || !hasSomethingToSend {
+            flags.insert(.immediateAck)
+        }
         return seal(
-            buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, now: now)
+            buffer: buffer, writer: writer, record: record, ackEliciting: ackEliciting, flags: flags, now: now)
     }
 
     /// Whether anything ack-eliciting waits to be sent.
@@ -193,15 +201,17 @@ extension Connection {
 
     mutating func seal(
         buffer: UnsafeMutableRawBufferPointer, writer: ByteWriter, record: SentFrames, ackEliciting: Bool,
-        isPathProbe: Bool = false, now: Instant
+        isPathProbe: Bool = false, flags: TransportFlags = .honorsImmediateAck, now: Instant
     ) -> Int? {
         let packetNumber = nextPacketNumber
         nextPacketNumber += 1
         guard
-            let length = try? current!.seal(buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber),
+            let length = try? current!.seal(
+                buffer, payloadLength: writer.bytesWritten, packetNumber: packetNumber, flags: flags),
             (try? sentPackets.onSent(
                 packetNumber, bytes: length, ackEliciting: ackEliciting, inFlight: ackEliciting, record: record,
-                isPathProbe: isPathProbe, now: now)) != nil
+                isPathProbe: isPathProbe,
+                acknowledgedAtOnce: peerHonorsImmediateAck && flags.contains(.immediateAck), now: now)) != nil
         else { return nil }
         if record.ackLargest != nil {
             receivedPackets.onAckSent()

@@ -134,6 +134,9 @@ public struct Connection {
     /// When this connection last ran after a stall (see ``ProtocolLimits/stallTolerance``), if it ever did.
     var stallEndedAt: Instant?
     var sentAckElicitingSinceReceive = false
+    /// Whether the peer set HONORS_IMMEDIATE_ACK on an authenticated packet: it acknowledges packets flagged
+    /// IMMEDIATE_ACK at once, so their probe timeout leaves its acknowledgement delay out (PROTOCOL.md §7.8).
+    var peerHonorsImmediateAck = false
     var pingPending = false
     var closeFrame: CloseFrame?
     var closeReason: ProtocolError?

@@ -24,6 +24,10 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var maxProbedDatagramSize: Int?
     /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``.
     public var idleTimeout: Duration = .seconds(30)
+    /// Whether the tail of what the connection sends, and its probes, ask the peer to acknowledge them at once
+    /// (IMMEDIATE_ACK, PROTOCOL.md §7.8). On by default; off only to measure the difference (`huddle-sim --scenario
+    /// rtt-wan-2-delayed`). The connection honours the flag from its peer either way.
+    public var requestsImmediateAck = true
     /// After receiving without sending for this long, a connection sends a keepalive.
     public var keepaliveInterval: Duration = .seconds(10)
     /// The congestion controller.

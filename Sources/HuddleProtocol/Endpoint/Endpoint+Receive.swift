@@ -82,7 +82,7 @@ extension Endpoint {
         connections.withConnection(in: slot) {
             $0.handlePayload(
                 UnsafeRawBufferPointer(rebasing: datagram[range]), packetNumber: header.packetNumber.rawValue,
-                from: route, datagramLength: datagram.count, now: now)
+                flags: header.flags, from: route, datagramLength: datagram.count, now: now)
         }
         collectRetiredIndices(id, slot: slot)
     }

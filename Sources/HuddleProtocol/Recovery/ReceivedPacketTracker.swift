@@ -16,8 +16,8 @@ import HuddleWire
 /// Duplicates never get this far: the replay window drops them before decryption.
 ///
 /// ``ackDeadline`` says when an ACK must go out: at once after every second ack-eliciting packet and after any
-/// ack-eliciting packet that arrives out of order or opens a gap, otherwise ``ProtocolLimits/maxAckDelay`` (25 ms)
-/// after the first unacknowledged ack-eliciting packet. Packets that are not ack-eliciting (pure ACKs) are recorded
+/// ack-eliciting packet that arrives out of order or opens a gap or asks for it (IMMEDIATE_ACK, PROTOCOL.md §7.8),
+/// otherwise ``ProtocolLimits/maxAckDelay`` (25 ms) after the first unacknowledged ack-eliciting packet. Packets that are not ack-eliciting (pure ACKs) are recorded
 /// and acknowledged along with others but never cause an ACK by themselves. A duplicate changes nothing.
 ///
 /// The tracker reads no clock: time comes in as `now`.
@@ -52,14 +52,15 @@ public struct ReceivedPacketTracker: Sendable {
         self.maxAckDelay = maxAckDelay
     }
 
-    /// Records that `packetNumber` was received (and authenticated) at `now`, and updates ``ackDeadline``.
+    /// Records that `packetNumber` was received (and authenticated) at `now`, and updates ``ackDeadline``;
+    /// `immediate` when the packet asked to be acknowledged at once (IMMEDIATE_ACK).
     ///
     /// A duplicate of a tracked number, a number below the tracked ranges once 32 ranges are in use, a number at
     /// or below a range dropped for lack of room, and a number at or above 2^62 change nothing. A number below what
     /// the peer already saw acknowledged (``onAckFrameAcknowledged(largestAcknowledged:)``) is recorded again: the
     /// tracker no longer knows whether it arrived before, and acknowledging a late arrival tells the sender its loss
     /// was spurious (the connection's replay window has already dropped real duplicates).
-    public mutating func onReceived(_ packetNumber: UInt64, ackEliciting: Bool, now: Instant) {
+    public mutating func onReceived(_ packetNumber: UInt64, ackEliciting: Bool, immediate: Bool = false, now: Instant) {
         guard packetNumber <= WireLimits.maxVarInt, packetNumber >= floor else { return }
         // The first range (from the highest) whose lower bound is at or below the packet number.
         var index = 0
@@ -98,7 +99,7 @@ public struct ReceivedPacketTracker: Sendable {
         guard ackEliciting else { return }
 
         ackElicitingSinceAck += 1
-        var immediate = ackElicitingSinceAck >= ProtocolLimits.ackElicitingPacketsBeforeAck
+        var immediate = immediate || ackElicitingSinceAck >= ProtocolLimits.ackElicitingPacketsBeforeAck
         if let previousLargest {
             // Out of order (fills a gap) or ahead of a gap: tell the sender at once (RFC 9000 §13.2.1).
             immediate = immediate || packetNumber < previousLargest || packetNumber > previousLargest + 1

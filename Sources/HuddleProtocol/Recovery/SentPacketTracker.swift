@@ -75,6 +75,9 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     public private(set) var ackElicitingInFlight = 0
     /// When the newest ack-eliciting packet was sent, or `nil` before the first.
     public private(set) var lastAckElicitingSentTime: Instant?
+    /// Whether the peer acknowledges the newest ack-eliciting packet at once (IMMEDIATE_ACK, honoured): its probe
+    /// timeout then leaves out the acknowledgement delay.
+    public private(set) var lastAckElicitingAcknowledgedAtOnce = false
     /// How many probe timeouts fired in a row without an ACK acknowledging anything new; each doubles the next
     /// probe timeout.
     public private(set) var probeTimeoutCount = 0
@@ -120,7 +123,8 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
 
     /// Records that packet `packetNumber` of `bytes` bytes was sent at `now`, keeping `record` for when it is
     /// acknowledged or lost. A Path MTU probe (`isPathProbe`) counts in flight but its loss is no congestion signal
-    /// (see ``Packet/isPathProbe``).
+    /// (see ``Packet/isPathProbe``). `acknowledgedAtOnce`: the peer will acknowledge it without delay (see
+    /// ``probeDeadline(rtt:)``).
     ///
     /// Packet numbers must strictly increase and stay below 2^62, send times must not go backwards, and an
     /// ack-eliciting packet is always in flight (all preconditions). Numbers between the previous packet and this
@@ -128,7 +132,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     /// ``canSend`` is `false`: the packet must not be transmitted.
     public mutating func onSent(
         _ packetNumber: UInt64, bytes: Int, ackEliciting: Bool, inFlight: Bool, record: Record,
-        isPathProbe: Bool = false, now: Instant
+        isPathProbe: Bool = false, acknowledgedAtOnce: Bool = false, now: Instant
     ) throws(ProtocolError) {
         precondition(packetNumber < ProtocolLimits.rejectAfterPackets, "packet number beyond the ACK space")
         precondition(largestSent.map { packetNumber > $0 } ?? true, "packet numbers must strictly increase")
@@ -162,6 +166,7 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
         if ackEliciting {
             ackElicitingInFlight += 1
             lastAckElicitingSentTime = now
+            lastAckElicitingAcknowledgedAtOnce = acknowledgedAtOnce
         }
         if ackEliciting || inFlight {
             largestRetainedSent = packetNumber
@@ -283,11 +288,16 @@ public struct SentPacketTracker<Record: Sendable>: Sendable {
     /// come at that interval after the later of the last send and the last probe timeout. A burst of losses then
     /// cannot push the next probe past the idle timeout, and a path where probes cannot be sent still does not
     /// fire continuously.
+    ///
+    /// When the newest ack-eliciting packet will be acknowledged at once (it asked for IMMEDIATE_ACK and the peer
+    /// honours it), the base interval is ``RTTEstimator/immediateProbeTimeout``: the peer adds no acknowledgement
+    /// delay to wait for.
     public func probeDeadline(rtt: RTTEstimator) -> Instant? {
         guard ackElicitingInFlight > 0, let lastAckElicitingSentTime else { return nil }
         let exponent = Swift.min(probeTimeoutCount, ProtocolLimits.maxProbeTimeoutBackoffExponent)
-        let backedOff = rtt.probeTimeout * (1 << exponent)
-        let cap = Swift.max(ProtocolLimits.maxProbeTimeoutInterval, rtt.probeTimeout)
+        let base = lastAckElicitingAcknowledgedAtOnce ? rtt.immediateProbeTimeout : rtt.probeTimeout
+        let backedOff = base * (1 << exponent)
+        let cap = Swift.max(ProtocolLimits.maxProbeTimeoutInterval, base)
         guard backedOff > cap else { return lastAckElicitingSentTime + backedOff }
         return Swift.max(lastAckElicitingSentTime, lastProbeTimeoutAt ?? lastAckElicitingSentTime) + cap
     }
