@@ -79,9 +79,6 @@ struct SessionBoundary: Sendable {
         departures.contains { $0.signingKey == key && $0.admissionEpoch >= admissionEpoch }
     }
 
-    /// Whether the identity with signing key `key` left and was not let in again since.
-    func hasDeparted(_ key: Ed25519PublicKey) -> Bool { departures.contains { $0.signingKey == key } }
-
     /// Takes `key` if it supersedes the current admission key; `false` otherwise.
     mutating func adopt(_ key: AdmissionKey) -> Bool {
         if let current = admissionKey {

@@ -248,9 +248,7 @@ public struct SessionCore: Sendable {
         }
         if let rotation = departureRotation, rotation.at <= now {
             departureRotation = nil
-            if membership.admissionEpoch <= rotation.epoch {
-                membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
-            }
+            if membership.admissionEpoch <= rotation.epoch { drawAdmissionKey(&endpoint) }
         }
         for (joiner, expiry) in approvalDeadlines where expiry <= now {
             approvalDeadlines[joiner] = nil
@@ -273,11 +271,9 @@ public struct SessionCore: Sendable {
             redials[key] = (now + backoff, backoff)
             // A connection that only answered the member's initiation (and was never confirmed) starts its own.
             if endpoint.initiateIfOnlyAnswering(key, now: now) { continue }
-            // In turn under the session admission's current key, the invitation this node joined with and the
-            // members' own credentials: a member that never heard of this node (its announcement was lost with a
-            // sponsor that crashed) accepts only the first two, the invitation once the key moved on after this
-            // node took it; one that knows this node accepts the first and the last. New credentials also restart a
-            // handshake still in progress under the others.
+            // The credentials change from attempt to attempt (``SessionMembership/redialCredentials(for:attempt:)``):
+            // a member that never heard of this node accepts other ones than a member that knows it. New credentials
+            // also restart a handshake still in progress under the others.
             redialAttempts[key, default: 0] += 1
             if let credentials = membership.redialCredentials(for: key, attempt: redialAttempts[key, default: 0]) {
                 try? endpoint.addPeer(credentials)
@@ -335,11 +331,10 @@ public struct SessionCore: Sendable {
             case .removed(let by):
                 events.append(.removed(by: by))
             case .rotateAdmission:
-                // Drawn from the endpoint's generator: the core holds none, and the simulator's stays seeded.
-                membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+                drawAdmissionKey(&endpoint)
             case .rotateAdmissionAfterDeparture(let place, let epoch):
                 guard place > 0 else {
-                    membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
+                    drawAdmissionKey(&endpoint)
                     continue
                 }
                 // Two departures close together: one key drawn after the later one covers both.
@@ -357,6 +352,12 @@ public struct SessionCore: Sendable {
                 events.append(.joinRequestSettled(record, outcome))
             }
         }
+    }
+
+    /// Starts the next admission epoch with 32 bytes drawn from the endpoint's generator: the core holds none, and
+    /// the simulator's stays seeded.
+    private mutating func drawAdmissionKey(_ endpoint: inout Endpoint) {
+        membership.rotateAdmission(secret: SecureBytes(endpoint.randomBytes(count: 32)))
     }
 
     /// Runs `body` on the membership (a local operation such as ``SessionMembership/setActivity(_:)``), then
