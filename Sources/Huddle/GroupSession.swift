@@ -80,6 +80,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// `.joined` change reaches it.
     public var activeParticipants: Set<Participant> { context.participants.value }
 
+    /// The active participants nothing has been heard from for about 2 seconds (see
+    /// ``ParticipantChange/unresponsive(_:)``): still active, perhaps about to be reported unreachable.
+    public var unresponsiveParticipants: Set<Participant> { context.unresponsive.withLockedValue { $0 } }
+
     /// The active participants now, then after every change (a participant joined, left, or became unreachable).
     /// Observers that fall behind get the latest set.
     public var participantUpdates: AsyncStream<Set<Participant>> { context.participants.stream() }

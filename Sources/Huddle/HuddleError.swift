@@ -63,6 +63,8 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case storage(StorageError)
     /// The local network cannot be used for announcing or finding sessions; the payload says why.
     case localNetwork(LocalNetworkFailure)
+    /// ``HuddleNode/Configuration/keepaliveInterval`` is outside ``HuddleNode/keepaliveIntervals``.
+    case keepaliveIntervalOutOfRange(Duration)
 
     public var description: String {
         switch self {
@@ -110,6 +112,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         // The store's sentences already say what happened and name the file; a prefix would say it twice.
         case .storage(let error): "\(error)"
         case .localNetwork(let failure): "local network: \(failure)"
+        case .keepaliveIntervalOutOfRange(let interval):
+            "the keepalive interval must be between 100 ms and 10 s (a connection times out after 15 s of silence), "
+                + "not \(interval)"
         }
     }
 }

@@ -1,13 +1,21 @@
 import HuddleProtocol
 import HuddleSession
 
-/// One change to a session's active participants, with its reason; ``GroupSession/participantChanges`` yields them
-/// in order.
+/// One change to a session's participants, with its reason; ``GroupSession/participantChanges`` yields them in
+/// order.
 public enum ParticipantChange: Sendable, Hashable {
     /// The participant became active (it joined, or came back after being unreachable).
     case joined(Participant)
     /// The participant stopped being active.
     case left(Participant, reason: DepartureReason)
+    /// Nothing has been heard from an active participant for about 2 seconds, although keepalives ask it to answer
+    /// every second: it may have crashed, lost its network, or be stalled. It stays active (messages to it wait and
+    /// are retransmitted), and one of two changes follows: ``responsive(_:)`` when it is heard again, or
+    /// ``left(_:reason:)`` with ``DepartureReason/unreachable`` when its connection times out (about 15 seconds of
+    /// silence). An app can show it as reconnecting, like WebRTC's "disconnected" state.
+    case unresponsive(Participant)
+    /// A participant reported ``unresponsive(_:)`` was heard from again.
+    case responsive(Participant)
 
     /// Why a participant stopped being active.
     public enum DepartureReason: String, Sendable, Hashable {

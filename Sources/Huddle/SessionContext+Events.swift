@@ -45,8 +45,22 @@ extension SessionContext {
         case .participantLeft(let member, let reason):
             let participant = directory.participant(member)
             updateParticipants(participants.value.subtracting([participant]))
+            unresponsive.withLockedValue { _ = $0.remove(participant) }
             changes.yield(.left(participant, reason: ParticipantChange.DepartureReason(reason)))
             logger.debug("participant left", metadata: ["participant": "\(participant)", "reason": "\(reason)"])
+        case .participantUnresponsive(let member, _):
+            let participant = directory.participant(member)
+            // Reported once per silence, and only for a participant still active here.
+            guard participants.value.contains(participant),
+                unresponsive.withLockedValue({ $0.insert(participant).inserted })
+            else { break }
+            changes.yield(.unresponsive(participant))
+            logger.debug("participant unresponsive", metadata: ["participant": "\(participant)"])
+        case .participantResponsive(let member):
+            let participant = directory.participant(member)
+            guard unresponsive.withLockedValue({ $0.remove(participant) != nil }) else { break }
+            changes.yield(.responsive(participant))
+            logger.debug("participant responsive", metadata: ["participant": "\(participant)"])
         case .activityChanged(let record):
             activity.update(record.payload)
         case .ended(let by):

@@ -20,6 +20,8 @@ final class SessionContext: Sendable {
     let participants: Broadcast<Set<Participant>>
     /// The encoded activity (see ``ActivityCoding``), empty until known.
     let activity: Broadcast<[UInt8]>
+    /// Active participants nothing has been heard from for a while (``ParticipantChange/unresponsive(_:)``).
+    let unresponsive = NIOLockedValueBox<Set<Participant>>([])
     /// Participant changes, in order, for every observer.
     let changes = EventFanOut<ParticipantChange>(bufferLimit: nil)
     /// The session's attachments.
@@ -87,6 +89,7 @@ final class SessionContext: Sendable {
         state.update(.invalidated(reason: reason))
         state.finish()
         updateParticipants([])
+        unresponsive.withLockedValue { $0 = [] }
         participants.finish()
         activity.finish()
         changes.finish()

@@ -133,8 +133,13 @@ public struct EndpointNode: SimulatedNode {
         }
     }
 
+    /// When the first connection closed, if one did.
+    public private(set) var closedAt: Instant?
+
     /// Every route change the endpoint reported, in order.
     public private(set) var routeChanges: [Route] = []
+    /// Every unresponsive (`responsive` false) and responsive report, with the peer and when it came.
+    public private(set) var responsiveness: [(peer: X25519PublicKey, responsive: Bool, at: Instant)] = []
 
     private mutating func drainEvents(now: Instant) {
         if let readRate {
@@ -180,10 +185,15 @@ public struct EndpointNode: SimulatedNode {
                 deliveredConfirmations += 1
             case .routeChanged(_, _, let route):
                 routeChanges.append(route)
+            case .unresponsive(_, let peer, _):
+                responsiveness.append((peer, false, now))
+            case .responsive(_, let peer):
+                responsiveness.append((peer, true, now))
             case .unsent:
                 break  // only drivers with a queue in front of the endpoint report these
             case .closed(_, let peer, let reason, let undelivered):
                 closures.append((peer, reason, undelivered))
+                if closedAt == nil { closedAt = now }
             }
         }
     }

@@ -62,6 +62,81 @@ extension Scenarios {
                 bytesDelivered: 2 * sizes.reduce(0, +), latencies: latencies)
         },
         Scenario(
+            name: "silent-peer",
+            summary: "an idle pair (RTT 20-120 ms, 0-3 % loss) whose peer then crashes, stalls 4 s or is cut off 5 s: "
+                + "unresponsive within 3 s of the silence and never while both run; a crash ends in the idle timeout "
+                + "within 20 s, a stall or a cut in responsive again with nothing closed; idle keepalives at most "
+                + "3 datagrams a second for the pair"
+        ) { seed in
+            var random = SimulationRandom(seed: seed ^ 0x5113)
+            let oneWay = Duration.milliseconds(Int64(random.integer(in: 10...60)))
+            let loss = Double(random.integer(in: 0...3)) / 100
+            var net = try pair(seed: seed, link: LinkConditions(latency: oneWay, lossRate: loss))
+            let b = staticKey(net, 1)
+            let addressB = net.address(of: 1)
+            try net.withNode(0) { try $0.connect(to: b, at: addressB, now: .zero) }
+            guard
+                try net.run(
+                    until: { $0.node(0)!.connectedEvents > 0 && $0.node(1)!.connectedEvents > 0 },
+                    timeout: .seconds(30))
+            else { throw net.failure("no connection after 30 s") }
+            // Idle: only keepalives and their acknowledgements go either way.
+            let idle = Duration.seconds(Int64(random.integer(in: 3...12)))
+            let datagrams = DatagramCount()
+            let idleStarts = net.now + .seconds(1)
+            let silenceStarts = net.now + idle
+            net.observeTransmits(withTime: { _, _, time in
+                if time >= idleStarts && time < silenceStarts { datagrams.count += 1 }
+            })
+            let fault = random.integer(in: 0...2)
+            net.options.append(
+                "one way \(oneWay), loss \(loss), idle \(idle), fault \(["crash", "stall", "cut"][fault])")
+            try net.run(until: silenceStarts)
+            for index in 0..<2 where !net.node(index)!.responsiveness.isEmpty {
+                throw net.failure("node \(index) reported a running peer: \(net.node(index)!.responsiveness)")
+            }
+            let idleSeconds = Double((silenceStarts - idleStarts).components.seconds)
+            let rate = Double(datagrams.count) / idleSeconds
+            guard loss > 0 || rate <= 3 else {
+                throw net.failure("idle traffic \(rate) datagrams a second (at most 3)")
+            }
+            switch fault {
+            case 0: net.crash(1)
+            case 1: net.pause(1, for: .seconds(4))
+            default: net.partition([[0], [1]])
+            }
+            if fault == 2 { net.schedule(at: silenceStarts + .seconds(5)) { net in net.heal() } }
+            try net.run(until: silenceStarts + .seconds(fault == 0 ? 20 : 10))
+
+            let reports = net.node(0)!.responsiveness
+            guard let first = reports.first, !first.responsive, first.at - silenceStarts <= .seconds(3) else {
+                throw net.failure("node 0 reports after the silence at \(silenceStarts): \(reports)")
+            }
+            let closures = net.node(0)!.closures
+            if fault == 0 {
+                guard reports.count == 1, closures.count == 1, closures[0].reason == .idleTimeout,
+                    let closed = net.node(0)!.closedAt, closed - silenceStarts <= .seconds(20)
+                else {
+                    throw net.failure(
+                        "after a crash: reports \(reports), closures \(closures.map { "\($0.reason as Any)" })")
+                }
+            } else {
+                guard reports.count == 2, reports[1].responsive, closures.isEmpty, net.node(1)!.closures.isEmpty else {
+                    throw net.failure(
+                        "after a \(fault == 1 ? "stall" : "cut"): reports \(reports), closures "
+                            + "\(closures.map { "\($0.reason as Any)" }) / \(net.node(1)!.closures.map { "\($0.reason as Any)" })"
+                    )
+                }
+                // The stalled node saw its peer's packets waiting when it woke: it reports nothing. Cut off, it
+                // heard nothing either, and says so too.
+                let other = net.node(1)!.responsiveness
+                guard fault == 2 ? other.count == 2 : other.isEmpty else {
+                    throw net.failure("node 1 reports \(other)")
+                }
+            }
+            return ScenarioOutcome(simulatedTime: net.now - .zero, messagesDelivered: 0, bytesDelivered: 0)
+        },
+        Scenario(
             name: "blackhole-300",
             summary: "the link vanishes for 300 s mid-transfer: both sides time out (idle, 30 s) and every "
                 + "unconfirmed message is reported; after healing a new handshake succeeds and a new transfer "
@@ -136,4 +211,9 @@ extension Scenarios {
                 bytesDelivered: net.node(1)!.receivedBytes)
         },
     ]
+}
+
+/// Datagrams counted by a transmit observer.
+final class DatagramCount: @unchecked Sendable {
+    var count = 0
 }

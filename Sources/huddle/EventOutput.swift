@@ -232,6 +232,16 @@ struct EventOutput: Sendable {
                     "participant": .string(participant.id), "name": .string(participant.name),
                     "reason": .string(reason.rawValue),
                 ], text: "- \(participant) \(Self.describe(reason))")
+        case .unresponsive(let participant):
+            emit(
+                "participant-unresponsive",
+                ["participant": .string(participant.id), "name": .string(participant.name)],
+                text: "? \(participant) is not answering")
+        case .responsive(let participant):
+            emit(
+                "participant-responsive",
+                ["participant": .string(participant.id), "name": .string(participant.name)],
+                text: "+ \(participant) is answering again")
         }
     }
 

@@ -26,4 +26,29 @@ struct ConfigurationTests {
         #expect(node.localAddress.port == port)
         await node.shutdown()
     }
+
+    @Test("A keepalive interval outside 100 ms ... 10 s is refused with a typed error; the bounds themselves start")
+    func keepaliveBounds() async throws {
+        var random = ChaChaRandomGenerator(seed: 3702)
+        for interval in [Duration.milliseconds(99), .seconds(10) + .milliseconds(1), .zero] {
+            var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "refused")
+            configuration.keepaliveInterval = interval
+            do {
+                let node = try await HuddleNode.start(configuration)
+                await node.shutdown()
+                Issue.record("a keepalive every \(interval) was accepted")
+            } catch .keepaliveIntervalOutOfRange(let refused) {
+                #expect(refused == interval)
+                #expect("\(HuddleError.keepaliveIntervalOutOfRange(refused))".contains("between 100 ms and 10 s"))
+            } catch {
+                Issue.record("unexpected error \(error)")
+            }
+        }
+        for interval in [HuddleNode.keepaliveIntervals.lowerBound, HuddleNode.keepaliveIntervals.upperBound] {
+            var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "bound")
+            configuration.keepaliveInterval = interval
+            let node = try await HuddleNode.start(configuration)
+            await node.shutdown()
+        }
+    }
 }

@@ -130,7 +130,7 @@ struct MeshTests {
         print("mesh: \(count) nodes x \(perSender) messages delivered in \(clock.now - started)")
     }
 
-    @Test("A node that vanishes without leaving is reported unreachable by everyone within 45 s")
+    @Test("A node that vanishes without leaving is unresponsive everywhere within 3 s, then unreachable within 25 s")
     func crashedNodeIsUnreachable() async throws {
         let metrics = TestMetrics()
         let (nodes, sessions) = try await Self.mesh(4, seedBase: 200, prefix: "c", hostMetrics: metrics)
@@ -161,10 +161,21 @@ struct MeshTests {
         // Subscribe before the crash: `participantChanges` only yields what happens after.
         let clock = ContinuousClock()
         let watchers = survivors.map { session in
-            Task { () -> (ParticipantChange.DepartureReason, ContinuousClock.Instant)? in
+            Task {
+                () -> (
+                    unresponsive: ContinuousClock.Instant?, ParticipantChange.DepartureReason, ContinuousClock.Instant
+                )? in
+                var unresponsive: ContinuousClock.Instant?
                 for await change in session.participantChanges {
-                    if case .left(let participant, let reason) = change, participant == victim {
-                        return (reason, clock.now)
+                    switch change {
+                    case .unresponsive(let participant) where participant == victim:
+                        unresponsive = clock.now
+                        #expect(session.unresponsiveParticipants == [victim])
+                    case .left(let participant, let reason) where participant == victim:
+                        #expect(session.unresponsiveParticipants.isEmpty)
+                        return (unresponsive, reason, clock.now)
+                    default:
+                        break
                     }
                 }
                 return nil
@@ -195,12 +206,17 @@ struct MeshTests {
                 Issue.record("\(name): change stream ended without the departure")
                 continue
             }
-            let (reason, noticedAt) = seen
+            let (unresponsiveAt, reason, noticedAt) = seen
             let elapsed = noticedAt - crashedAt
             #expect(reason == .unreachable)
-            #expect(elapsed <= TestTiming.bound(.seconds(45)), "\(name) noticed after \(elapsed)")
+            // Keepalives every second: silent for 2 s, the victim is unresponsive; its connection times out 15 s
+            // after the first unanswered keepalive.
+            let silence =
+                try #require(unresponsiveAt, "\(name): no unresponsive change before the departure") - crashedAt
+            #expect(silence <= TestTiming.bound(.seconds(3)), "\(name) saw the silence after \(silence)")
+            #expect(elapsed <= TestTiming.bound(.seconds(25)), "\(name) noticed after \(elapsed)")
             #expect(!survivors[index].activeParticipants.contains(victim))
-            print("crash: \(name) reported \(victim.name) \(reason) after \(elapsed)")
+            print("crash: \(name) reported \(victim.name) unresponsive after \(silence), \(reason) after \(elapsed)")
         }
         let reports = try await withTimeout(TestTiming.seconds(10), "the undelivered messages are reported") {
             await reported.value

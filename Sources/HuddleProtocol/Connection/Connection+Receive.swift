@@ -13,6 +13,11 @@ extension Connection {
         lastReceivedAt = now
         idleTimerStartedAt = now
         sentAckElicitingSinceReceive = false
+        silenceCountedFrom = nil
+        if reportedUnresponsive {
+            reportedUnresponsive = false
+            events.append(.responsive)
+        }
         statistics.packetsReceived += 1
         statistics.bytesReceived += payload.count + TransportHeader.minimumPacketLength
         if case .draining = state { return }

@@ -24,7 +24,8 @@ extension Connection {
         consider(unconfirmedResponderDeadline)
         if let created = current?.created {
             consider(idleDeadline)
-            if keepaliveArmed { consider(lastSentAt + configuration.keepaliveInterval) }
+            if keepaliveArmed { consider(keepaliveDeadline) }
+            consider(unresponsiveDeadline)
             consider(rekeyDeadline)
             consider(created + configuration.rejectAfterTime)
         }
@@ -45,6 +46,20 @@ extension Connection {
     /// loss recovery already probes the peer) and no PING is already waiting.
     var keepaliveArmed: Bool {
         isOpen && current != nil && !pingPending && sentPackets.ackElicitingInFlight == 0
+    }
+
+    /// When a keepalive PING goes out if nothing arrives before: ``ConnectionConfiguration/keepaliveInterval`` after
+    /// the last packet from the peer, half as long again for the responder of the current keys (so on a quiet
+    /// connection only the initiator pings, and the acknowledgement keeps both sides hearing each other).
+    var keepaliveDeadline: Instant {
+        let interval = configuration.keepaliveInterval
+        return lastReceivedAt + (current?.isInitiator == false ? interval + interval / 2 : interval)
+    }
+
+    /// When the peer counts as unresponsive (``ConnectionEvent/unresponsive(lastHeard:)``), if not reported yet.
+    var unresponsiveDeadline: Instant? {
+        guard state == .established, !reportedUnresponsive else { return nil }
+        return Swift.max(lastReceivedAt, silenceCountedFrom ?? lastReceivedAt) + configuration.unresponsiveAfter
     }
 
     /// When this side should start a rekey: the initiator of the current keypair at ``rekeyAfterTime``; the
@@ -131,8 +146,19 @@ extension Connection {
             }
         }
 
-        if keepaliveArmed, now >= lastSentAt + configuration.keepaliveInterval {
+        if keepaliveArmed, now >= keepaliveDeadline {
             pingPending = true
+        }
+        if let deadline = unresponsiveDeadline, now >= deadline {
+            if now - deadline > ProtocolLimits.stallTolerance {
+                // Checked this late, this process was stalled (suspended, descheduled): the peer's packets may be
+                // waiting in the socket. Its silence counts from now, and a keepalive asks it to answer.
+                silenceCountedFrom = now
+                if sentPackets.ackElicitingInFlight == 0 { pingPending = true }
+            } else {
+                reportedUnresponsive = true
+                events.append(.unresponsive(lastHeard: lastReceivedAt))
+            }
         }
         if let deadline = rekeyDeadline, now >= deadline {
             requestHandshake(now: now)
@@ -153,7 +179,7 @@ extension Connection {
             "initiation \(show(nextInitiationAt)) started \(show(handshakeStartedAt)) pending \(initiation != nil)",
             "current \(show(current?.created)) next \(show(next?.created)) previous \(show(previous?.created))",
             "rekey \(show(rekeyDeadline)) idle \(show(current != nil ? idleDeadline : nil))",
-            "keepalive \(show(lastSentAt + configuration.keepaliveInterval)) pacer \(show(pacerReleaseAt))",
+            "keepalive \(show(keepaliveDeadline)) unresponsive \(show(unresponsiveDeadline)) pacer \(show(pacerReleaseAt))",
             "inflight \(sentPackets.bytesInFlight)/\(congestion.congestionWindow) something \(hasSomethingToSend)",
             "credit \(sendCredit) ping \(pingPending) maxData \(maxDataPending)",
             "rtt \(rtt.smoothed)/\(rtt.minimum) lost \(statistics.packetsLost) spurious \(statistics.spuriousLosses)"

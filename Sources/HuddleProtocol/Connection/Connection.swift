@@ -134,6 +134,11 @@ public struct Connection {
     /// When this connection last ran after a stall (see ``ProtocolLimits/stallTolerance``), if it ever did.
     var stallEndedAt: Instant?
     var sentAckElicitingSinceReceive = false
+    /// When the peer's silence started to count, if later than ``lastReceivedAt``: the end of a stall of this process
+    /// (a silence this side was not there to notice is not the peer's).
+    var silenceCountedFrom: Instant?
+    /// Whether ``ConnectionEvent/unresponsive(lastHeard:)`` was reported and no packet has arrived since.
+    var reportedUnresponsive = false
     /// Whether the peer set HONORS_IMMEDIATE_ACK on an authenticated packet: it acknowledges packets flagged
     /// IMMEDIATE_ACK at once, so their probe timeout leaves its acknowledgement delay out (PROTOCOL.md §7.8).
     var peerHonorsImmediateAck = false

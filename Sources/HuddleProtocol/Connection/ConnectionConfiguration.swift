@@ -22,14 +22,25 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// elsewhere; the core alone never probes with `nil` (probing without don't-fragment would confirm sizes the
     /// path only carries as IP fragments). At or below ``maxDatagramSize`` nothing is probed.
     public var maxProbedDatagramSize: Int?
-    /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``.
-    public var idleTimeout: Duration = .seconds(30)
+    /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``. 15 s:
+    /// with a keepalive every second (``keepaliveInterval``) that is fifteen unanswered probes, so a peer that is
+    /// gone is given up about half a minute sooner than under QUIC's and WireGuard's customary 30 s, which assume
+    /// keepalives ten or more seconds apart.
+    public var idleTimeout: Duration = .seconds(15)
     /// Whether the tail of what the connection sends, and its probes, ask the peer to acknowledge them at once
     /// (IMMEDIATE_ACK, PROTOCOL.md §7.8). On by default; off only to measure the difference (`huddle-sim --scenario
     /// rtt-wan-2-delayed`). The connection honours the flag from its peer either way.
     public var requestsImmediateAck = true
-    /// After receiving without sending for this long, a connection sends a keepalive.
-    public var keepaliveInterval: Duration = .seconds(10)
+    /// After hearing nothing from its peer for this long, with nothing ack-eliciting in flight, a connection sends a
+    /// PING that asks for an immediate acknowledgement (a keepalive). The responder of the current keys waits half as
+    /// long again, so on a quiet connection the initiator's PING and its acknowledgement are the only traffic: one
+    /// small packet each way per second, about what WebRTC's consent checks cost (a check every 2.5 s from each
+    /// side). The answer is what lets ``unresponsiveAfter`` notice a silent peer in seconds.
+    public var keepaliveInterval: Duration = .seconds(1)
+    /// An established connection that has heard nothing from its peer for this long reports
+    /// ``ConnectionEvent/unresponsive(lastHeard:)`` (once), and ``ConnectionEvent/responsive`` when a packet arrives
+    /// again. At least twice ``keepaliveInterval``: a keepalive and its loss probe have been unanswered by then.
+    public var unresponsiveAfter: Duration = .seconds(2)
     /// The congestion controller.
     public var congestionControl: CongestionControl = .bbr
     /// A keypair older than this is replaced by a new handshake (WireGuard's REKEY_AFTER_TIME).

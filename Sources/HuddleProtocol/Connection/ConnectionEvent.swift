@@ -18,6 +18,13 @@ public enum ConnectionEvent: Sendable, Equatable {
     case routeChanged(Route)
     /// The peer reports seeing this side at `address` (OBSERVED_ADDRESS): a reflexive address.
     case observedAddress(NetworkAddress)
+    /// Nothing authenticated has arrived from the peer since `lastHeard`, ``ConnectionConfiguration/unresponsiveAfter``
+    /// ago, keepalives notwithstanding: it may have crashed or lost its network. The connection stays open (it
+    /// closes with ``ProtocolError/idleTimeout`` only after ``ConnectionConfiguration/idleTimeout``); reported once
+    /// until ``responsive``.
+    case unresponsive(lastHeard: Instant)
+    /// An authenticated packet arrived from a peer reported ``unresponsive(lastHeard:)``.
+    case responsive
 }
 
 /// An accepted message whose delivery could not be confirmed before its connection closed.

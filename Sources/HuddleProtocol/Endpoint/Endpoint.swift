@@ -340,6 +340,10 @@ public struct Endpoint {
                 return .closed(id, peer: peer, reason: reason, undelivered: undelivered)
             case .routeChanged(let route):
                 return .routeChanged(id, peer: peer, route: route)
+            case .unresponsive(let lastHeard):
+                return .unresponsive(id, peer: peer, lastHeard: lastHeard)
+            case .responsive:
+                return .responsive(id, peer: peer)
             case .observedAddress(let address):
                 learnReflexiveAddress(address)
                 return pollEvent()

@@ -16,6 +16,11 @@ public enum EndpointEvent: Sendable, Equatable {
     /// Packets to the peer of a connection now take `route`: the peer migrated (a NAT rebinding), hole punching
     /// reached it directly, or a failed direct route fell back to its relay.
     case routeChanged(ConnectionID, peer: X25519PublicKey, route: Route)
+    /// Nothing has arrived from the peer of a connection since `lastHeard`, keepalives notwithstanding (see
+    /// ``ConnectionEvent/unresponsive(lastHeard:)``); the connection stays open.
+    case unresponsive(ConnectionID, peer: X25519PublicKey, lastHeard: Instant)
+    /// A packet arrived from the peer of a connection reported ``unresponsive(_:peer:lastHeard:)``.
+    case responsive(ConnectionID, peer: X25519PublicKey)
     /// Messages a driver had queued in front of the endpoint were dropped before reaching it: their connection
     /// closed, or their peer had no open connection (see ``UnsentMessages``). ``Endpoint/pollEvent()`` never returns
     /// this; drivers that queue messages insert it.

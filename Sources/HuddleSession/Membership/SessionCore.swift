@@ -30,6 +30,10 @@ public struct SessionCore: Sendable {
         var bytes = 0
     }
 
+    /// Active members reported unresponsive (``SessionEvent/participantUnresponsive(_:lastHeard:)``), with the
+    /// connection whose silence it was; at most one entry per member connection.
+    var unresponsive: [X25519PublicKey: ConnectionID] = [:]
+
     /// When to dial each unreachable member again, and the wait after that attempt.
     var redials: [X25519PublicKey: (at: Instant, backoff: Duration)] = [:]
 
@@ -49,6 +53,8 @@ public struct SessionCore: Sendable {
         switch event {
         case .connected(let id, let peer):
             peers[id] = peer
+            // A new connection to a peer reported unresponsive (it restarted, or redialled) is a peer heard from.
+            heard(peer, on: id)
             // The address the peer was seen at goes first in its member record; a relay's address would mislead.
             var address: NetworkAddress?
             if case .direct(let direct) = endpoint.connection(id)?.route { address = direct }
@@ -93,6 +99,15 @@ public struct SessionCore: Sendable {
             }
         case .routeChanged:
             break
+        case .unresponsive(let id, let peer, let lastHeard):
+            // Only an active member's silence is news; a joiner's shows in its join's own timeouts.
+            if peers[id] == peer, membership.isActiveMember(peer), let member = membership.member(peer),
+                unresponsive.updateValue(id, forKey: peer) == nil
+            {
+                events.append(.participantUnresponsive(member, lastHeard: lastHeard))
+            }
+        case .responsive(let id, let peer):
+            heard(peer, on: id)
         case .delivered(let id, let channel, let sequence, let tag):
             if let peer = peers[id] {
                 events.append(.delivered(to: peer, channel: channel, sequence: sequence, tag: tag))
@@ -108,6 +123,9 @@ public struct SessionCore: Sendable {
                 endpoint.liveConnectionID(for: peer).map { live in
                     live != id && endpoint.connection(live)?.state == .established
                 } ?? false
+            // Its silence ends with the connection: a departure or the unreachable verdict follows, or a newer
+            // connection to the peer that reports it connected.
+            if unresponsive[peer] == id { unresponsive[peer] = nil }
             if peers.removeValue(forKey: id) != nil {
                 // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
                 // make the peer unreachable: the new connection reports it connected.
@@ -130,6 +148,14 @@ public struct SessionCore: Sendable {
         }
         flush(&endpoint, now: now)
         if !early.isEmpty { releaseEarly() }
+    }
+
+    /// `peer` was heard on connection `id`: if it was reported unresponsive (on any connection), it is responsive again.
+    private mutating func heard(_ peer: X25519PublicKey, on id: ConnectionID) {
+        guard unresponsive.removeValue(forKey: peer) != nil else { return }
+        if membership.isActiveMember(peer), let member = membership.member(peer) {
+            events.append(.participantResponsive(member))
+        }
     }
 
     /// Holds a message from `peer` until it is a member; closes its connection when the hold is full.

@@ -11,6 +11,12 @@ public enum SessionEvent: Sendable {
     case participantJoined(MemberRecord)
     /// A member stopped being active.
     case participantLeft(MemberRecord, MembershipAction.DepartureReason)
+    /// Nothing has arrived from an active member since `lastHeard`, keepalives notwithstanding
+    /// (``ConnectionConfiguration/unresponsiveAfter``): it may have crashed or lost its network. It stays active until
+    /// ``participantResponsive(_:)`` or, when its connection times out, ``participantLeft(_:_:)`` (unreachable).
+    case participantUnresponsive(MemberRecord, lastHeard: Instant)
+    /// A member reported unresponsive was heard from again.
+    case participantResponsive(MemberRecord)
     /// The shared activity changed.
     case activityChanged(ActivityRecord)
     /// The session ended for everyone (`by` is `nil` when this node ended it).

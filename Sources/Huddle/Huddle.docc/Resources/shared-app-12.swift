@@ -109,6 +109,10 @@ struct SketchApp {
                     }
                 case .left(let participant, let reason):
                     print("- \(participant.name) left (\(reason.rawValue))")
+                case .unresponsive(let participant):
+                    print("? \(participant.name) is not answering")
+                case .responsive(let participant):
+                    print("+ \(participant.name) is answering again")
                 }
             }
         }
