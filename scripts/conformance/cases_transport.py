@@ -197,3 +197,34 @@ class TransportCases:
                  "acknowledged, dropped unread, reported to the application (messages-dropped, reason undecodable; "
                  "§8.3, Evolution); no CLOSE", f"acked={bool(acked)}, event {event}, {self.describe_close(close)}; "
                  f"{alive}", bool(acked) and bool(event) and event.get("count") == 1 and not close and ok)
+
+    # --- Case 7: keepalives (§7.10) -------------------------------------------------------------
+
+    def case_keepalive(self):
+        """A quiet connection: the node, responder of the keys this peer set up, sends a keepalive PING with
+        IMMEDIATE_ACK 1.5 s after it last heard from us; acknowledging it buys another 1.5 s."""
+        p = self.fresh("quiet")
+        ok, text = p.handshake(ANSWER)
+        if not ok:
+            return self.row("7 keepalive", "-", "-", f"handshake failed: {text}", False)
+        ok, alive = self.alive(p)
+        self.net.idle(0.3)               # the probe's acknowledgement and anything the join sends settle first
+        quiet_from = time.monotonic()
+        before = len(p.keepalives)
+        self.net.wait(lambda: len(p.keepalives) >= before + 2, 4.5)
+        times = p.keepalives[before:before + 2]
+        flags = [data[1] for t, data, label in p.datagrams if label == "keepalive" and t >= quiet_from][:2]
+        # Our last packet to the node is the acknowledgement of whatever it sent last; measure from our sends.
+        gaps = []
+        for t in times:
+            sent = [s for s in p.sent_times if s < t]
+            gaps.append(t - (sent[-1] if sent else quiet_from))
+        ok_gaps = len(gaps) == 2 and all(1.4 <= g <= 1.9 for g in gaps)
+        ok_flags = len(flags) == 2 and all(f & 0x01 for f in flags)
+        self.row("7 keepalive", "a quiet connection (this peer initiated it), every node packet acknowledged",
+                 "a PING with IMMEDIATE_ACK 1.5 s after the node last heard from the peer, again 1.5 s after our "
+                 "acknowledgement (§7.10)",
+                 f"keepalives {len(times)}, {', '.join(f'{g:.2f} s' for g in gaps)} after our last packet, "
+                 f"flags {[hex(f) for f in flags]}; before: {alive}", ok and ok_gaps and ok_flags)
+        p.close_socket()
+

@@ -223,6 +223,8 @@ class Peer:
         self.cookie_replies = []
         self.initiations_received = []       # (time, bytes): the host dialling us
         self.undecryptable = []
+        self.keepalives = []                  # when each keepalive PING (§7.10) arrived
+        self.sent_times = []                  # when each datagram was sent
 
     def close_socket(self):
         self.net.remove(self)
@@ -231,6 +233,7 @@ class Peer:
             self.sock = None
 
     def send_raw(self, data, address=None):
+        self.sent_times.append(time.monotonic())
         self.sock.sendto(data, address or self.host_address)
 
     # --- Handshake (§7.6) ------------------------------------------------------------------
@@ -357,6 +360,11 @@ class Peer:
             self.frames.append((now, {"type": "undecodable", "error": error.kind}))
             return
         self.received_pns.add(pn)
+        types = {f["type"] for f in frames}
+        if "ping" in types and types <= {"ping", "ack", "padding"} and self.datagrams and self.datagrams[-1][1] is data:
+            # A keepalive (§7.10: a PING after a second of silence) answers nothing: silence checks ignore it.
+            self.datagrams[-1] = (now, data, "keepalive")
+            self.keepalives.append(now)
         for f in frames:
             self.frames.append((now, f))
             t = f["type"]
@@ -433,7 +441,7 @@ class Peer:
         """A short classification of what arrived since `since` (monotonic seconds)."""
         kinds = {}
         for t, _, label in self.datagrams:
-            if t >= since:
+            if t >= since and label != "keepalive":
                 kinds[label] = kinds.get(label, 0) + 1
         return ", ".join(f"{n}x {k}" for k, n in kinds.items())
 
