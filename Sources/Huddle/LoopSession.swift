@@ -59,7 +59,7 @@ struct LoopSession {
             switch event {
             case .delivered(let peer, let channel, _, let receipt):
                 // A message's tag is its receipt number; 0 is a message sent without one.
-                if channel == SessionEngine.messengerChannel, receipt > 0 { confirmations.append((peer, receipt)) }
+                if SessionEngine.isMessengerChannel(channel), receipt > 0 { confirmations.append((peer, receipt)) }
             case .subscriberWaitOver: output.subscriberWaitOver = true
             case .departed: output.departed = true
             default: output.sessionEvents.append(event)

@@ -7,8 +7,8 @@ import NIOConcurrencyHelpers
 
 /// Sends and receives messages among a session's participants, like Apple's `GroupSessionMessenger`.
 ///
-/// - ``DeliveryMode/reliable``: exactly once and in order per sender (FIFO), retransmitted until acknowledged;
-///   `send` suspends while a recipient's window is full instead of failing. Up to 256 KiB per message.
+/// - ``DeliveryMode/reliable``: exactly once and in order per sender and ``Priority`` (FIFO), retransmitted until
+///   acknowledged; `send` suspends while a recipient's window is full instead of failing. Up to 256 KiB per message.
 /// - ``DeliveryMode/unreliable``: best effort, never retransmitted, for state that is stale once replaced (cursor
 ///   positions); each message must fit one datagram.
 ///
@@ -28,6 +28,19 @@ public final class Messenger: Sendable {
         case reliable
         /// Best effort, at most once, unordered.
         case unreliable
+    }
+
+    /// Where a reliable message waits when a connection has more to send than it may: small interactive messages
+    /// (strokes, moves, chat) go ahead of bulk ones (snapshots, files cut into messages) on the same connection.
+    /// Bulk still gets at least one packet in eight while it has something to send, so it is never starved; it
+    /// shares that share with journal attachments. Order holds among the messages of one priority from one sender;
+    /// a sender's interactive and bulk messages may overtake each other. Unreliable messages ignore it: datagrams
+    /// always go first.
+    public enum Priority: Sendable, Hashable {
+        /// Ahead of bulk messages and attachments (the default).
+        case interactive
+        /// Behind interactive messages, beside journal attachments.
+        case bulk
     }
 
     /// Who receives a message: the earlier name of ``Participants``.
@@ -50,16 +63,26 @@ public final class Messenger: Sendable {
     let context: SessionContext
     /// The delivery mode.
     public let deliveryMode: DeliveryMode
+    /// Where its reliable messages wait behind others (see ``Priority``).
+    public let priority: Priority
+    /// The channel its reliable messages travel on.
+    private var reliableChannel: ChannelID {
+        priority == .interactive ? SessionEngine.messengerChannel : SessionEngine.messengerBulkChannel
+    }
     /// The recipients of the last `.only(...)` send, reused while the next one names the same participants.
     private let lastGroup = NIOLockedValueBox(RecipientGroup.empty)
 
     /// A messenger for `session`. Several messengers may share a session. It acts on that session only: once it is
     /// over, sending throws ``HuddleError/invalidated(_:)`` and its message streams end, whatever session the node
-    /// joins next.
-    public init(session: GroupSession<some GroupActivity>, deliveryMode: DeliveryMode = .reliable) {
+    /// joins next. Its reliable messages wait behind others by `priority`.
+    public init(
+        session: GroupSession<some GroupActivity>, deliveryMode: DeliveryMode = .reliable,
+        priority: Priority = .interactive
+    ) {
         self.engine = session.engine
         self.context = session.context
         self.deliveryMode = deliveryMode
+        self.priority = priority
     }
 
     /// Sends a Codable value to `recipients` and returns its receipt once the message is accepted (queued for every
@@ -166,7 +189,7 @@ public final class Messenger: Sendable {
         defer { engine.metrics?.sent(count: queued, bytes: bytes.count, reliable: true) }
         for key in targets.members.lazy.map(\.staticKey) {
             do throws(TransportError) {
-                try await engine.driver.enqueue(bytes, on: SessionEngine.messengerChannel, toPeer: key, tag: receipt)
+                try await engine.driver.enqueue(bytes, on: reliableChannel, toPeer: key, tag: receipt)
                 queued += 1
             } catch {
                 // Not queued (the node is shutting down): this recipient's share failed with the session; the

@@ -21,9 +21,9 @@ extension SessionContext {
 
     /// Applies `event` of the session machine to this session's participants, activity and change stream, and says
     /// what is left for the engine (whose I/O this needs none of). Messages are not events here: the engine routes
-    /// those on `messengerChannel` to subscriptions, and those on other channels belong to the machine.
+    /// those on the messenger channels to subscriptions, and those on other channels belong to the machine.
     func apply(
-        _ event: SessionEvent, directory: inout ParticipantDirectory, messengerChannel: ChannelID, logger: Logger
+        _ event: SessionEvent, directory: inout ParticipantDirectory, logger: Logger
     ) -> EventOutcome {
         switch event {
         case .joined:
@@ -81,10 +81,10 @@ extension SessionContext {
                 .joinTimedOut(after), .joinFailed(.noAnswer(within: after)),
                 reportingUnconfirmed: false)
         case .undelivered(let peer, _, let messages, let reason):
-            let tags = messages.compactMap { $0.channel == messengerChannel ? $0.tag : nil }
+            let tags = messages.compactMap { SessionEngine.isMessengerChannel($0.channel) ? $0.tag : nil }
             if !tags.isEmpty { return .undelivered(to: peer, count: tags.count, tags: tags, reason: reason) }
         case .unsent(let peer, let channel, let count, let tags, let reason):
-            if channel == messengerChannel, count > 0 {
+            if SessionEngine.isMessengerChannel(channel), count > 0 {
                 return .undelivered(to: peer, count: count, tags: tags, reason: reason)
             }
         case .waitingForApproval:

@@ -3,7 +3,7 @@ import HuddleProtocol
 import HuddleSession
 
 /// Dispatches the cores' output in order: messenger messages to the subscriptions, every other session event to the
-/// session's observable state (``SessionContext/apply(_:directory:messengerChannel:logger:)``), journal events to the
+/// session's observable state (``SessionContext/apply(_:directory:logger:)``), journal events to the
 /// journal; and does what applying them asks (resume the joiner, tear the session down, report failures).
 extension SessionEngine {
     /// Dispatches one output in order. Consecutive messenger messages are routed together: each subscription gets
@@ -15,7 +15,7 @@ extension SessionEngine {
         var batch = MessageRouter.Batch()
         for event in output.sessionEvents {
             switch event {
-            case .message(let from, let channel, let bytes) where channel == Self.messengerChannel:
+            case .message(let from, let channel, let bytes) where Self.isMessengerChannel(channel):
                 await route(bytes, from: from, reliable: true, into: &batch)
             case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
                 await route(bytes, from: from, reliable: false, into: &batch)
@@ -38,7 +38,7 @@ extension SessionEngine {
 
     func dispatch(_ event: SessionEvent) async {
         guard let context, !context.isInvalidated else { return }
-        switch context.apply(event, directory: &directory, messengerChannel: Self.messengerChannel, logger: logger) {
+        switch context.apply(event, directory: &directory, logger: logger) {
         case .none:
             break
         case .joined:

@@ -48,8 +48,16 @@ actor SessionEngine {
     /// (``SessionTiming/subscriberWait``, a deadline of the machine): it is spent once until the next subscription,
     /// so a type nobody ever reads costs one pause, not one per message.
     static let unclaimedGracePeriod = timing.subscriberWait
-    /// The channel messengers' reliable messages and unreliable datagrams travel on.
+    /// The channel messengers' interactive reliable messages and unreliable datagrams travel on.
     static let messengerChannel = ChannelID(16)
+    /// The channel of messengers' bulk-priority reliable messages (``Messenger/Priority/bulk``): a bulk-class channel
+    /// (128-255), which the transport schedules behind channel 16.
+    static let messengerBulkChannel = ChannelID(201)
+
+    /// Whether `channel` carries messenger messages.
+    static func isMessengerChannel(_ channel: ChannelID) -> Bool {
+        channel == messengerChannel || channel == messengerBulkChannel
+    }
     /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
     /// stops taking the endpoint's events (and the transport's flow control holds the peers back).
     static let maxPendingEvents = 512

@@ -69,6 +69,10 @@ extension ProtocolLimits {
     /// before a stall ended then give no RTT sample: they may have waited in the socket buffer for the whole stall,
     /// and one such sample (40 s after a SIGSTOP) had raised the idle timeout, three probe timeouts, to two minutes.
     public static let stallTolerance: Duration = .seconds(1)
+    /// How long a peer still has to be heard from after this process was found stalled (its unresponsive check ran
+    /// more than ``stallTolerance`` late) before it is reported unresponsive: the stall, not the peer, made the
+    /// silence, and a keepalive sent at once is answered within a round trip.
+    public static let unresponsiveGraceAfterStall: Duration = .milliseconds(500)
 
     /// The most sent packets a `SentPacketTracker` keeps, counted from its oldest unresolved packet to its newest
     /// (acknowledged or lost packets in between still occupy a slot until everything older is resolved).

@@ -7,7 +7,7 @@ import Testing
 
 @testable import Huddle
 
-/// How the session machine's events become the public API's state (``SessionContext/apply(_:directory:messengerChannel:logger:)``),
+/// How the session machine's events become the public API's state (``SessionContext/apply(_:directory:logger:)``),
 /// without a node: what each event changes, and what it leaves the engine to do.
 @Suite("Session events applied to the API's state")
 struct SessionContextEventTests {
@@ -21,7 +21,7 @@ struct SessionContextEventTests {
 
     static func apply(_ event: SessionEvent, to context: SessionContext) -> SessionContext.EventOutcome {
         var directory = ParticipantDirectory()
-        return context.apply(event, directory: &directory, messengerChannel: channel, logger: logger)
+        return context.apply(event, directory: &directory, logger: logger)
     }
 
     @Test("Joined: the session is joined when the activity is the expected one, over when it is another")
@@ -53,7 +53,7 @@ struct SessionContextEventTests {
         for event in [SessionEvent.participantJoined(ada), .participantLeft(ada, .unreachable)] {
             guard
                 case .none = context.apply(
-                    event, directory: &directory, messengerChannel: Self.channel, logger: Self.logger)
+                    event, directory: &directory, logger: Self.logger)
             else {
                 Issue.record("\(event) asked the engine for more")
                 return
@@ -67,7 +67,7 @@ struct SessionContextEventTests {
         #expect(seen == [.joined(Participant(ada)), .left(Participant(ada), reason: .unreachable)])
     }
 
-    @Test("Undelivered messages are counted on the messenger's channel only, with their receipt numbers")
+    @Test("Undelivered messages are counted on the messenger's channels only (both priorities), with their receipts")
     func undeliveredCountsMessengerMessages() {
         let context = MessageRouterTests.context()
         let peer = Self.member("ada").staticKey
@@ -75,12 +75,14 @@ struct SessionContextEventTests {
             UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(1), tag: 11),
             UndeliveredMessage(channel: ChannelID(3), sequence: MessageSequence(1), tag: 99),
             UndeliveredMessage(channel: Self.channel, sequence: MessageSequence(2), tag: 12),
+            UndeliveredMessage(channel: SessionEngine.messengerBulkChannel, sequence: MessageSequence(1), tag: 13),
+            UndeliveredMessage(channel: JournalMessage.bulkChannel, sequence: MessageSequence(1), tag: 98),
         ]
         guard
-            case .undelivered(peer, 2, [11, 12], .unreachable) = Self.apply(
+            case .undelivered(peer, 3, [11, 12, 13], .unreachable) = Self.apply(
                 .undelivered(to: peer, connection: ConnectionID(7), messages, reason: .unreachable), to: context)
         else {
-            Issue.record("two messenger messages were not reported")
+            Issue.record("three messenger messages were not reported")
             return
         }
         guard

@@ -152,8 +152,9 @@ extension Connection {
         if let deadline = unresponsiveDeadline, now >= deadline {
             if now - deadline > ProtocolLimits.stallTolerance {
                 // Checked this late, this process was stalled (suspended, descheduled): the peer's packets may be
-                // waiting in the socket. Its silence counts from now, and a keepalive asks it to answer.
-                silenceCountedFrom = now
+                // waiting in the socket. A keepalive asks it to answer, and it is given a short grace to do so
+                // (reading what waits takes one pass of the event loop; an answer one round trip).
+                silenceCountedFrom = now + ProtocolLimits.unresponsiveGraceAfterStall - configuration.unresponsiveAfter
                 if sentPackets.ackElicitingInFlight == 0 { pingPending = true }
             } else {
                 reportedUnresponsive = true

@@ -1,0 +1,107 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Huddle
+
+/// Issue 37, item 2: a messenger chooses where its reliable messages wait. Small interactive messages sent behind a
+/// backlog of large bulk-priority ones overtake it; on one priority they wait their turn (FIFO), which is what the
+/// control run shows, so the first result is the priority's doing.
+@Suite("Messenger priorities", .serialized)
+struct MessengerPriorityTests {
+    /// What the receiver saw when the last stroke arrived, and the order of everything.
+    struct Run {
+        /// Snapshots whose `send` had returned (queued) before the first stroke was sent.
+        var queuedBefore: Int
+        /// Snapshots received when the first stroke was sent.
+        var arrivedBefore: Int
+        /// Snapshots received when the last stroke arrived.
+        var snapshotsBeforeLastStroke: Int
+        var snapshots: [Int]
+        var strokes: [Int]
+    }
+
+    static let snapshotCount = 80
+    static let strokeCount = 10
+
+    static func run(bulk priority: Messenger.Priority, seed: UInt64) async throws -> Run {
+        let (host, guest, session, guestSession) = try await MessengerTests.pair(seed)
+        defer {
+            Task {
+                await host.shutdown()
+                await guest.shutdown()
+            }
+        }
+        let bulk = Messenger(session: session, priority: priority)
+        let interactive = Messenger(session: session)
+        let receiver = Messenger(session: guestSession)
+        // Raw messages on one stream: the order they arrive in is the order the receiver sees, with no skew between
+        // two readers. The first byte tells a snapshot (0) from a stroke (1); the second is its index.
+        let log = NIOLockedValueBox((snapshots: [Int](), strokes: [Int](), atLastStroke: -1))
+        let reader = Task {
+            for await (bytes, _) in receiver.messages(of: Data.self) {
+                let done = log.withLockedValue {
+                    if bytes.first == 0 { $0.snapshots.append(Int(bytes[bytes.startIndex + 1])) }
+                    if bytes.first == 1 {
+                        $0.strokes.append(Int(bytes[bytes.startIndex + 1]))
+                        if $0.strokes.count == strokeCount { $0.atLastStroke = $0.snapshots.count }
+                    }
+                    return $0.snapshots.count == snapshotCount && $0.strokes.count == strokeCount
+                }
+                if done { return }
+            }
+        }
+        let blob = [UInt8](repeating: 7, count: 150_000)
+        let queued = NIOLockedValueBox(0)
+        let backlog = Task {
+            for index in 0..<snapshotCount {
+                try await bulk.send(Data([0, UInt8(index)] + blob))
+                queued.withLockedValue { $0 += 1 }
+            }
+        }
+        // The backlog is queued and flowing before the strokes go.
+        #expect(
+            await eventually("a backlog", within: 20) {
+                queued.withLockedValue { $0 } >= 60 && log.withLockedValue { !$0.snapshots.isEmpty }
+            })
+        let queuedBefore = queued.withLockedValue { $0 }
+        let arrivedBefore = log.withLockedValue { $0.snapshots.count }
+        for index in 0..<strokeCount { try await interactive.send(Data([1, UInt8(index)])) }
+        try await backlog.value
+        #expect(
+            await eventually("everything arrives", within: 60) {
+                log.withLockedValue { $0.snapshots.count == snapshotCount && $0.strokes.count == strokeCount }
+            })
+        reader.cancel()
+        let seen = log.withLockedValue { $0 }
+        return Run(
+            queuedBefore: queuedBefore, arrivedBefore: arrivedBefore, snapshotsBeforeLastStroke: seen.atLastStroke,
+            snapshots: seen.snapshots,
+            strokes: seen.strokes)
+    }
+
+    @Test("Strokes sent behind a backlog of bulk snapshots overtake it; each priority keeps its own order")
+    func interactiveOvertakesBulk() async throws {
+        let run = try await Self.run(bulk: .bulk, seed: 3801)
+        #expect(run.snapshots == Array(0..<Self.snapshotCount))
+        #expect(run.strokes == Array(0..<Self.strokeCount))
+        // Of the queued snapshots still to come when the strokes were sent, at most half arrived before the last
+        // stroke: only what the connection already had in flight gets there first (FIFO delivers all of them first,
+        // as the control shows). A machine too loaded to have a backlog left by then cannot tell; it must have 20.
+        let pending = run.queuedBefore - run.arrivedBefore
+        try #require(pending >= 20, "only \(pending) snapshots were still to come when the strokes were sent")
+        let overtaken = run.snapshotsBeforeLastStroke - run.arrivedBefore
+        #expect(overtaken <= pending / 2, "\(overtaken) of \(pending) pending snapshots arrived before the last stroke")
+        print("priority: \(overtaken) of \(pending) pending snapshots arrived before the last stroke")
+    }
+
+    @Test("Control: on one priority the strokes wait behind every snapshot queued before them")
+    func onePriorityIsFIFO() async throws {
+        let run = try await Self.run(bulk: .interactive, seed: 3803)
+        #expect(run.snapshots == Array(0..<Self.snapshotCount))
+        #expect(run.strokes == Array(0..<Self.strokeCount))
+        #expect(
+            run.snapshotsBeforeLastStroke >= run.queuedBefore,
+            "\(run.snapshotsBeforeLastStroke) of \(run.queuedBefore) queued snapshots arrived before the last stroke")
+    }
+}
