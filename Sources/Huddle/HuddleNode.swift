@@ -173,6 +173,7 @@ public final class HuddleNode: Sendable {
         guard keepaliveIntervals.contains(keepalive) else { throw .keepaliveIntervalOutOfRange(keepalive) }
         endpointConfiguration.connection.keepaliveInterval = keepalive
         endpointConfiguration.connection.unresponsiveAfter = keepalive * 2
+        endpointConfiguration.connection.duplicatedChannels = [SessionEngine.messengerDuplicatedChannel]
         endpointConfiguration.relays = configuration.relays
         let driver: UDPEndpointDriver
         do {

@@ -9,6 +9,7 @@ import NIOConcurrencyHelpers
 ///
 /// - ``DeliveryMode/reliable``: exactly once and in order per sender and ``Priority`` (FIFO), retransmitted until
 ///   acknowledged; `send` suspends while a recipient's window is full instead of failing. Up to 256 KiB per message.
+///   Order holds per messenger configuration: messengers of another ``Priority`` or ``Redundancy`` may overtake.
 /// - ``DeliveryMode/unreliable``: best effort, never retransmitted, for state that is stale once replaced (cursor
 ///   positions); each message must fit one datagram.
 ///
@@ -43,6 +44,18 @@ public final class Messenger: Sendable {
         case bulk
     }
 
+    /// Whether small reliable messages are sent more than once, so a lost packet costs them nothing.
+    public enum Redundancy: Sendable, Hashable {
+        /// Each message is sent once and retransmitted if lost (the default).
+        case none
+        /// Each interactive reliable message of up to 1,100 bytes encoded is sent twice, in consecutive packets: the
+        /// copy arrives when the first is lost, so the message does not wait for loss recovery (measured in the
+        /// simulator on a 40 ms path with 2 % loss each way: round-trip p99 1.0 round trip instead of 2.0), at
+        /// about twice the bytes (507 instead of 267 per round trip of 64-byte messages). For inputs and strokes on
+        /// lossy paths. Bulk-priority and larger messages go once; receivers need nothing.
+        case duplicate
+    }
+
     /// Who receives a message: the earlier name of ``Participants``.
     @available(*, deprecated, renamed: "Participants")
     public typealias Recipients = Participants
@@ -65,24 +78,32 @@ public final class Messenger: Sendable {
     public let deliveryMode: DeliveryMode
     /// Where its reliable messages wait behind others (see ``Priority``).
     public let priority: Priority
+    /// Whether its small interactive messages are sent twice (see ``Redundancy``).
+    public let redundancy: Redundancy
     /// The channel its reliable messages travel on.
     private var reliableChannel: ChannelID {
-        priority == .interactive ? SessionEngine.messengerChannel : SessionEngine.messengerBulkChannel
+        switch (priority, redundancy) {
+        case (.bulk, _): SessionEngine.messengerBulkChannel
+        case (.interactive, .none): SessionEngine.messengerChannel
+        case (.interactive, .duplicate): SessionEngine.messengerDuplicatedChannel
+        }
     }
     /// The recipients of the last `.only(...)` send, reused while the next one names the same participants.
     private let lastGroup = NIOLockedValueBox(RecipientGroup.empty)
 
     /// A messenger for `session`. Several messengers may share a session. It acts on that session only: once it is
     /// over, sending throws ``HuddleError/invalidated(_:)`` and its message streams end, whatever session the node
-    /// joins next. Its reliable messages wait behind others by `priority`.
+    /// joins next. Its reliable messages wait behind others by `priority`, and small interactive ones go twice with
+    /// `redundancy` ``Redundancy/duplicate``.
     public init(
         session: GroupSession<some GroupActivity>, deliveryMode: DeliveryMode = .reliable,
-        priority: Priority = .interactive
+        priority: Priority = .interactive, redundancy: Redundancy = .none
     ) {
         self.engine = session.engine
         self.context = session.context
         self.deliveryMode = deliveryMode
         self.priority = priority
+        self.redundancy = redundancy
     }
 
     /// Sends a Codable value to `recipients` and returns its receipt once the message is accepted (queued for every

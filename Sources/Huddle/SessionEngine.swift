@@ -53,10 +53,13 @@ actor SessionEngine {
     /// The channel of messengers' bulk-priority reliable messages (``Messenger/Priority/bulk``): a bulk-class channel
     /// (128-255), which the transport schedules behind channel 16.
     static let messengerBulkChannel = ChannelID(201)
+    /// The channel of messengers' duplicated interactive reliable messages (``Messenger/Redundancy/duplicate``): the
+    /// node's connections send each small message on it twice (``ConnectionConfiguration/duplicatedChannels``).
+    static let messengerDuplicatedChannel = ChannelID(17)
 
     /// Whether `channel` carries messenger messages.
     static func isMessengerChannel(_ channel: ChannelID) -> Bool {
-        channel == messengerChannel || channel == messengerBulkChannel
+        channel == messengerChannel || channel == messengerDuplicatedChannel || channel == messengerBulkChannel
     }
     /// Session events the event loop may have produced that the engine has not dispatched yet, before the event loop
     /// stops taking the endpoint's events (and the transport's flow control holds the peers back).

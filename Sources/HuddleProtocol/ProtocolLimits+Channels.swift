@@ -1,6 +1,10 @@
 import HuddleWire
 
 extension ProtocolLimits {
+    /// The largest message a duplicated channel sends twice (``ConnectionConfiguration/duplicatedChannels``): what
+    /// fits one base-size packet with room to spare, so only small messages double their cost.
+    public static let maxDuplicatedMessageSize = 1_100
+
     /// The most message bytes a ``SendChannel`` holds that the peer has not yet acknowledged: 32 MiB.
     ///
     /// Beyond it ``SendChannel/enqueue(_:)`` throws ``ProtocolError/queueFull(limit:)`` and the caller suspends

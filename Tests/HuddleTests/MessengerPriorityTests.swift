@@ -104,4 +104,35 @@ struct MessengerPriorityTests {
             run.snapshotsBeforeLastStroke >= run.queuedBefore,
             "\(run.snapshotsBeforeLastStroke) of \(run.queuedBefore) queued snapshots arrived before the last stroke")
     }
+
+    @Test("A duplicating messenger's small messages go twice on the wire and arrive once each, in order")
+    func duplicatedArriveOnce() async throws {
+        let (host, guest, session, guestSession) = try await MessengerTests.pair(3805)
+        defer {
+            Task {
+                await host.shutdown()
+                await guest.shutdown()
+            }
+        }
+        let sender = Messenger(session: session, redundancy: .duplicate)
+        let receiver = Messenger(session: guestSession)
+        // Read until a last marker, so a copy delivered as a second message would show among the others.
+        let reader = Task { () -> [UInt8] in
+            var seen: [UInt8] = []
+            for await (bytes, _) in receiver.messages(of: Data.self) {
+                seen.append(bytes.first ?? 0)
+                if bytes.first == 255 { break }
+            }
+            return seen
+        }
+        for index in 0..<50 { try await sender.send(Data([UInt8(index)])) }
+        try await sender.send(Data([255]))
+        let seen = try await withTimeout(10, "51 messages") { await reader.value }
+        #expect(seen == (0..<50).map { UInt8($0) } + [255])
+        let guestKey = guestSession.localParticipant.staticKey
+        let duplicated = try await session.engine.perform(in: session.context) { _, endpoint, _ in
+            endpoint.connectionID(for: guestKey).flatMap { endpoint.connection($0)?.statistics.fragmentsDuplicated }
+        }
+        #expect((duplicated ?? 0) >= 51, "\(duplicated ?? 0) fragments duplicated")
+    }
 }

@@ -115,6 +115,12 @@ extension Connection {
             }
         }
         guard writer.bytesWritten > 0 else { return nil }
+        if !duplicates.isEmpty {
+            // Queued again only now, so the copy goes in the next packet, not beside the original in this one.
+            for (position, record) in duplicates { sendChannels.channels[position].onLost(record) }
+            statistics.fragmentsDuplicated += duplicates.count
+            duplicates.removeAll(keepingCapacity: true)
+        }
         // The tail of what there is to send (a lone message, the last packet of a burst), or a probe: the peer
         // acknowledges it at once, so its loss is noticed about a round trip later, not after the peer's 25 ms
         // acknowledgement delay as well (PROTOCOL.md §7.8). Packets in the middle of a burst keep the usual
@@ -175,18 +181,29 @@ extension Connection {
         var credit = sendCredit
         let creditBefore = credit
         var sentBulk = false
+        let duplicating = !configuration.duplicatedChannels.isEmpty
         for step in 0..<channelCount {
             let position = bulkFirst ? (firstBulk + step) % channelCount : step
-            while writer.remaining > 8,
-                let fragment = sendChannels.channels[position].nextFragment(
-                    frameSpace: writer.remaining, newDataCredit: &credit, incompleteMessages: &incompleteMessages)
-            {
+            let duplicated = duplicating && configuration.duplicatedChannels.contains(sendChannels.ids[position])
+            while writer.remaining > 8 {
+                // Retransmissions are served before new data: a fragment taken while some waited is one, and a copy
+                // is never copied again.
+                let resending = sendChannels.channels[position].hasRetransmissions
+                guard
+                    let fragment = sendChannels.channels[position].nextFragment(
+                        frameSpace: writer.remaining, newDataCredit: &credit, incompleteMessages: &incompleteMessages)
+                else { break }
                 let encoded: Bool = sendChannels.channels[position].withFragment(for: fragment) { message in
                     (try? Frame.message(message).encode(into: &writer)) != nil
                 }
                 precondition(encoded, "a fragment sized for the remaining space did not fit")
                 record.append(fragment)
                 wrote = true
+                if duplicated, !resending, fragment.totalLength > 0,
+                    fragment.totalLength <= ProtocolLimits.maxDuplicatedMessageSize
+                {
+                    duplicates.append((position, fragment))
+                }
                 if position >= firstBulk { sentBulk = true }
             }
         }

@@ -41,6 +41,11 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// ``ConnectionEvent/unresponsive(lastHeard:)`` (once), and ``ConnectionEvent/responsive`` when a packet arrives
     /// again. At least twice ``keepaliveInterval``: a keepalive and its loss probe have been unanswered by then.
     public var unresponsiveAfter: Duration = .seconds(2)
+    /// Channels whose small messages (at most ``ProtocolLimits/maxDuplicatedMessageSize`` bytes) are sent twice,
+    /// in consecutive packets: a message whose first packet is lost arrives with the second, so one loss costs it
+    /// nothing instead of a loss-detection delay, at twice its bytes. For latency-critical messages on lossy paths
+    /// (inputs, strokes). Empty by default. The copy is an ordinary retransmission on the wire.
+    public var duplicatedChannels: Set<ChannelID> = []
     /// The congestion controller.
     public var congestionControl: CongestionControl = .bbr
     /// A keypair older than this is replaced by a new handshake (WireGuard's REKEY_AFTER_TIME).

@@ -20,6 +20,9 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var messagesDelivered = 0
     /// Unreliable datagrams dropped from a full send queue.
     public var datagramsDropped = 0
+    /// Message fragments sent a second time at once because their channel is duplicated
+    /// (``ConnectionConfiguration/duplicatedChannels``).
+    public var fragmentsDuplicated = 0
     /// Completed handshakes (the first one and every rekey).
     public var handshakes = 0
     /// Keypairs retired because too many packets failed authentication under them
