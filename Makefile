@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: api-baseline demo test install uninstall deps large-sessions rotation-measure rotation-cpu mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: cross-version api-baseline demo test install uninstall deps large-sessions rotation-measure rotation-cpu mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -51,6 +51,13 @@ lint: deps
 api-baseline: deps
 	$(SWIFT) build --build-tests
 	scripts/check-api.sh --update
+
+## A session between the release `huddle` of an earlier commit (CROSS_VERSION_REF, by default the baseline in
+## scripts/cross-version.sh) and this tree's: each hosts while the other joins, chat both ways, an attachment each
+## way (CrossVersionProcessTests). Builds the earlier one once under .build/cross-version/; not in `make test`.
+CROSS_VERSION_REF ?=
+cross-version: deps
+	scripts/cross-version.sh $(CROSS_VERSION_REF)
 
 ## Rewrites sources in the project's format.
 format:

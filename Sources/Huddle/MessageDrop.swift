@@ -10,7 +10,8 @@ public struct MessageDrop: Sendable, Hashable, CustomStringConvertible {
     public enum Reason: String, Sendable, Hashable {
         /// Nobody subscribed to their type, and 1,024 such messages were already waiting for a subscription.
         case noSubscriber = "no-subscriber"
-        /// They were not messenger envelopes this node can read (damaged, or of a newer envelope version).
+        /// They were not messenger envelopes this node can read (damaged, of a newer envelope version, or on a
+        /// channel a newer version added).
         case undecodable
         /// They carried the type name a `messages(of:)` stream reads, but their JSON did not decode as that type (a
         /// version of the type with another shape: keep old fields decodable, see ``MessageTypeNaming``).

@@ -19,6 +19,12 @@ extension SessionEngine {
                 await route(bytes, from: from, reliable: true, into: &batch)
             case .datagram(let from, let channel, let bytes) where channel == Self.messengerChannel:
                 await route(bytes, from: from, reliable: false, into: &batch)
+            case .message(let from, _, _):
+                // A channel this version does not use (a newer peer's): its transport has acknowledged the message,
+                // so the application hears of it (messageDrops, undecodable) instead of losing it silently.
+                router.noteUndecodable(from: directory.participant(from), reliable: true)
+            case .datagram(let from, _, _):
+                router.noteUndecodable(from: directory.participant(from), reliable: false)
             default:
                 await deliver(&batch)
                 await dispatch(event)

@@ -53,10 +53,12 @@ public final class HuddleCluster: Sendable {
     public func identityPath(_ name: String) -> String { "\(directory)/\(name).identity" }
 
     /// Starts `huddle` with `arguments`, inside network namespace `namespace` when given, with `environment` added to
-    /// the test runner's.
+    /// the test runner's; `binary` replaces ``executable`` (another version's `huddle`).
     public func start(
-        _ label: String, _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:]
+        _ label: String, _ arguments: [String], namespace: String? = nil, environment: [String: String] = [:],
+        binary: String? = nil
     ) throws -> HuddleProcess {
+        let executable = binary ?? self.executable
         let process =
             if let namespace {
                 try HuddleProcess(
@@ -72,12 +74,13 @@ public final class HuddleCluster: Sendable {
 
     /// Starts `huddle host --json` as `name` and waits for its ticket.
     public func host(
-        _ name: String, listen: String = "127.0.0.1:0", namespace: String? = nil, extra: [String] = []
+        _ name: String, listen: String = "127.0.0.1:0", namespace: String? = nil, extra: [String] = [],
+        binary: String? = nil
     ) async throws -> (process: HuddleProcess, ticket: String) {
         let process = try start(
             name,
             ["host", "--json", "--name", name, "--identity", identityPath(name), "--listen", listen] + extra,
-            namespace: namespace)
+            namespace: namespace, binary: binary)
         let event = try await process.waitForEvent("ticket", within: 20)
         guard let ticket = event["ticket"] else {
             throw HuddleProcessError.commandFailed("ticket event without ticket")
@@ -88,12 +91,12 @@ public final class HuddleCluster: Sendable {
     /// Starts `huddle join TICKET --json` as `name` (it is not awaited: wait for its `joined` event).
     public func join(
         _ ticket: String, as name: String, listen: String = "127.0.0.1:0", namespace: String? = nil,
-        extra: [String] = []
+        extra: [String] = [], binary: String? = nil
     ) throws -> HuddleProcess {
         try start(
             name,
             ["join", ticket, "--json", "--name", name, "--identity", identityPath(name), "--listen", listen] + extra,
-            namespace: namespace)
+            namespace: namespace, binary: binary)
     }
 
     /// Kills every process still running and removes the scratch directory.

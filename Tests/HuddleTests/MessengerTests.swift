@@ -1,4 +1,5 @@
 import Foundation
+import HuddleWire
 import Testing
 
 @testable import Huddle
@@ -178,6 +179,31 @@ struct MessengerTests {
         #expect(try await unreliable.outcome(of: receipts[0]) == .unconfirmed)
         #expect(await eventually("every admitted hand-over ran") { host.engine.datagramGate.count == 0 })
         #expect(try await withTimeout(10, "unreliable cursors") { await received.value } == 10)
+    }
+
+    @Test("A message on a channel this version does not use is reported as undecodable, not dropped silently")
+    func unknownChannelReported() async throws {
+        let (host, guest, session, guestSession) = try await Self.pair(61)
+        defer {
+            Task {
+                await host.shutdown(); await guest.shutdown()
+            }
+        }
+        let drops = guestSession.messageDrops
+        let reported = Task { () -> MessageDrop? in
+            for await drop in drops { return drop }
+            return nil
+        }
+        // What a newer peer might send: a reliable message on channel 99, which no messenger or journal uses.
+        let guestKey = guestSession.localParticipant.staticKey
+        let sent = try await session.engine.perform(in: session.context) { _, endpoint, _ in
+            guard let id = endpoint.connectionID(for: guestKey) else { return false }
+            return (try? endpoint.send([1, 2, 3], on: ChannelID(99), to: id)) != nil
+        }
+        #expect(sent)
+        let drop = try await withTimeout(10, "the drop report") { await reported.value }
+        #expect(drop?.reason == .undecodable && drop?.reliable == true, "\(String(describing: drop))")
+        #expect(drop?.participant == session.localParticipant)
     }
 
     @Test("The datagram gate admits its limit, then refuses until a place is given back")
