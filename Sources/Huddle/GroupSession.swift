@@ -80,7 +80,7 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// `.joined` change reaches it.
     public var activeParticipants: Set<Participant> { context.participants.value }
 
-    /// The active participants nothing has been heard from for about 2 seconds (see
+    /// The active participants nothing has been heard from for about 2 seconds, with the default keepalive (see
     /// ``ParticipantChange/unresponsive(_:)``): still active, perhaps about to be reported unreachable.
     public var unresponsiveParticipants: Set<Participant> { context.unresponsive.withLockedValue { $0 } }
 

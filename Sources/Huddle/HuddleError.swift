@@ -113,7 +113,7 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .storage(let error): "\(error)"
         case .localNetwork(let failure): "local network: \(failure)"
         case .keepaliveIntervalOutOfRange(let interval):
-            "the keepalive interval must be between 100 ms and 10 s (a connection times out after 15 s of silence), "
+            "the keepalive interval must be between 100 ms and 5 s (a connection times out after 15 s of silence), "
                 + "not \(interval)"
         }
     }

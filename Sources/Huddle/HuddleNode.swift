@@ -154,10 +154,10 @@ public final class HuddleNode: Sendable {
         self.fingerprint = identity.publicIdentity.fingerprint
     }
 
-    /// The keepalive intervals a node accepts (``Configuration/keepaliveInterval``): 100 ms to 10 s. Below, the
-    /// keepalives themselves become the traffic; above, the unresponsive report (after twice the interval) would
-    /// come near the 15 s idle timeout it is meant to precede.
-    public static let keepaliveIntervals: ClosedRange<Duration> = .milliseconds(100) ... .seconds(10)
+    /// The keepalive intervals a node accepts (``Configuration/keepaliveInterval``): 100 ms to 5 s. Below, the
+    /// keepalives themselves become the traffic; above, the responder's keepalive (after one and a half intervals)
+    /// and the unresponsive report (after two) would come too near the 15 s idle timeout they are meant to precede.
+    public static let keepaliveIntervals: ClosedRange<Duration> = .milliseconds(100) ... .seconds(5)
 
     /// Binds the socket and starts the node.
     ///

@@ -9,7 +9,8 @@ public enum ParticipantChange: Sendable, Hashable {
     /// The participant stopped being active.
     case left(Participant, reason: DepartureReason)
     /// Nothing has been heard from an active participant for about 2 seconds, although keepalives ask it to answer
-    /// every second: it may have crashed, lost its network, or be stalled. It stays active (messages to it wait and
+    /// every second (both twice and once ``HuddleNode/Configuration/keepaliveInterval``, longer on a slow path): it
+    /// may have crashed, lost its network, or be stalled. It stays active (messages to it wait and
     /// are retransmitted), and one of two changes follows: ``responsive(_:)`` when it is heard again, or
     /// ``left(_:reason:)`` with ``DepartureReason/unreachable`` when its connection times out (about 15 seconds of
     /// silence). An app can show it as reconnecting, like WebRTC's "disconnected" state.

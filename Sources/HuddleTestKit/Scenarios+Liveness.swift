@@ -138,7 +138,7 @@ extension Scenarios {
         },
         Scenario(
             name: "blackhole-300",
-            summary: "the link vanishes for 300 s mid-transfer: both sides time out (idle, 30 s) and every "
+            summary: "the link vanishes for 300 s mid-transfer: both sides time out (idle, 15 s) and every "
                 + "unconfirmed message is reported; after healing a new handshake succeeds and a new transfer "
                 + "completes [N8]"
         ) { seed in

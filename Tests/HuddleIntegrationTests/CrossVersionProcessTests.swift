@@ -39,7 +39,9 @@ struct CrossVersionProcessTests {
             #expect(complete["blake2b"] == hash, "\(file)")
         }
         for process in [host, ada] {
-            let trouble = process.events.filter { ["undelivered", "messages-dropped", "error"].contains($0.name) }
+            let trouble = process.events.filter {
+                ["undelivered", "messages-dropped", "error", "participant-unresponsive"].contains($0.name)
+            }
             #expect(trouble.isEmpty, "\(trouble)")
         }
         ada.closeInput()

@@ -51,15 +51,26 @@ extension Connection {
     /// When a keepalive PING goes out if nothing arrives before: ``ConnectionConfiguration/keepaliveInterval`` after
     /// the last packet from the peer, half as long again for the responder of the current keys (so on a quiet
     /// connection only the initiator pings, and the acknowledgement keeps both sides hearing each other).
-    var keepaliveDeadline: Instant {
+    var keepaliveDeadline: Instant { lastReceivedAt + keepaliveWait }
+
+    /// How long this side waits for the peer before it sends a keepalive (see ``keepaliveDeadline``).
+    private var keepaliveWait: Duration {
         let interval = configuration.keepaliveInterval
-        return lastReceivedAt + (current?.isInitiator == false ? interval + interval / 2 : interval)
+        return current?.isInitiator == false ? interval + interval / 2 : interval
     }
 
-    /// When the peer counts as unresponsive (``ConnectionEvent/unresponsive(lastHeard:)``), if not reported yet.
+    /// When the peer counts as unresponsive (``ConnectionEvent/unresponsive(lastHeard:)``), if not reported yet:
+    /// ``ConnectionConfiguration/unresponsiveAfter`` after it was last heard, and never before this side's keepalive
+    /// and a loss probe of it had two probe timeouts to be answered, so a live peer on a slow path (a round trip near
+    /// the keepalive interval) is not reported between its answers.
     var unresponsiveDeadline: Instant? {
         guard state == .established, !reportedUnresponsive else { return nil }
-        return Swift.max(lastReceivedAt, silenceCountedFrom ?? lastReceivedAt) + configuration.unresponsiveAfter
+        return Swift.max(lastReceivedAt, silenceCountedFrom ?? lastReceivedAt) + unresponsiveSilence
+    }
+
+    /// How long a silence lasts before the peer counts as unresponsive (see ``unresponsiveDeadline``).
+    private var unresponsiveSilence: Duration {
+        Swift.max(configuration.unresponsiveAfter, keepaliveWait + rtt.probeTimeout * 2)
     }
 
     /// When this side should start a rekey: the initiator of the current keypair at ``rekeyAfterTime``; the
@@ -154,7 +165,7 @@ extension Connection {
                 // Checked this late, this process was stalled (suspended, descheduled): the peer's packets may be
                 // waiting in the socket. A keepalive asks it to answer, and it is given a short grace to do so
                 // (reading what waits takes one pass of the event loop; an answer one round trip).
-                silenceCountedFrom = now + ProtocolLimits.unresponsiveGraceAfterStall - configuration.unresponsiveAfter
+                silenceCountedFrom = now + ProtocolLimits.unresponsiveGraceAfterStall - unresponsiveSilence
                 if sentPackets.ackElicitingInFlight == 0 { pingPending = true }
             } else {
                 reportedUnresponsive = true

@@ -182,8 +182,13 @@ extension Connection {
         let creditBefore = credit
         var sentBulk = false
         let duplicating = !configuration.duplicatedChannels.isEmpty
+        // The bulk channels take turns at coming first among themselves (journal chunks and bulk messages alike), one
+        // packet each, so none of them waits for another's backlog to finish.
+        let bulkCount = channelCount - firstBulk
+        let bulkRotation = bulkCount > 1 ? bulkTurn % bulkCount : 0
         for step in 0..<channelCount {
-            let position = bulkFirst ? (firstBulk + step) % channelCount : step
+            var position = bulkFirst ? (firstBulk + step) % channelCount : step
+            if position >= firstBulk { position = firstBulk + (position - firstBulk + bulkRotation) % bulkCount }
             let duplicated = duplicating && configuration.duplicatedChannels.contains(sendChannels.ids[position])
             while writer.remaining > 8 {
                 // Retransmissions are served before new data: a fragment taken while some waited is one, and a copy
@@ -210,6 +215,7 @@ extension Connection {
         creditUsed += creditBefore - credit
         if sentBulk {
             packetsSinceBulk = 0
+            bulkTurn &+= 1
         } else if bulkWaiting {
             packetsSinceBulk += 1
         }

@@ -121,6 +121,8 @@ public struct Connection {
     var maxDataPending = false
     var datagrams = Deque<(ChannelID, [UInt8])>()
     var packetsSinceBulk = 0
+    /// Which bulk channel comes first among the bulk channels in the next packet that carries bulk data.
+    var bulkTurn = 0
     /// Fragments of the packet being built that go again in the next one (a duplicated channel's small messages);
     /// kept with its capacity, so duplicating allocates nothing per packet.
     var duplicates: [(position: Int, record: FragmentRecord)] = []

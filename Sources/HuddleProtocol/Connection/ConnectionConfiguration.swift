@@ -23,9 +23,9 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// path only carries as IP fragments). At or below ``maxDatagramSize`` nothing is probed.
     public var maxProbedDatagramSize: Int?
     /// A connection that hears nothing from its peer for this long closes with ``ProtocolError/idleTimeout``. 15 s:
-    /// with a keepalive every second (``keepaliveInterval``) that is fifteen unanswered probes, so a peer that is
-    /// gone is given up about half a minute sooner than under QUIC's and WireGuard's customary 30 s, which assume
-    /// keepalives ten or more seconds apart.
+    /// with a keepalive after every second of silence (``keepaliveInterval``) and its loss probes after it, a peer
+    /// that is gone has been asked many times by then, so it is given up about half a minute sooner than under QUIC's
+    /// and WireGuard's customary 30 s, which assume keepalives ten or more seconds apart.
     public var idleTimeout: Duration = .seconds(15)
     /// Whether the tail of what the connection sends, and its probes, ask the peer to acknowledge them at once
     /// (IMMEDIATE_ACK, PROTOCOL.md §7.8). On by default; off only to measure the difference (`huddle-sim --scenario
@@ -39,7 +39,9 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var keepaliveInterval: Duration = .seconds(1)
     /// An established connection that has heard nothing from its peer for this long reports
     /// ``ConnectionEvent/unresponsive(lastHeard:)`` (once), and ``ConnectionEvent/responsive`` when a packet arrives
-    /// again. At least twice ``keepaliveInterval``: a keepalive and its loss probe have been unanswered by then.
+    /// again. At least twice ``keepaliveInterval``; on a slow path the connection waits longer, until its keepalive
+    /// and a loss probe of it had two probe timeouts to be answered (``Connection`` never reports a live peer between
+    /// its answers).
     public var unresponsiveAfter: Duration = .seconds(2)
     /// Channels whose small messages (at most ``ProtocolLimits/maxDuplicatedMessageSize`` bytes) are sent twice,
     /// in consecutive packets: a message whose first packet is lost arrives with the second, so one loss costs it

@@ -20,8 +20,8 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var messagesDelivered = 0
     /// Unreliable datagrams dropped from a full send queue.
     public var datagramsDropped = 0
-    /// Message fragments sent a second time at once because their channel is duplicated
-    /// (``ConnectionConfiguration/duplicatedChannels``).
+    /// Message fragments queued to go a second time at once because their channel is duplicated
+    /// (``ConnectionConfiguration/duplicatedChannels``); a copy whose original was acknowledged first is not sent.
     public var fragmentsDuplicated = 0
     /// Completed handshakes (the first one and every rekey).
     public var handshakes = 0

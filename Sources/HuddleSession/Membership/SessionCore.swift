@@ -123,9 +123,12 @@ public struct SessionCore: Sendable {
                 endpoint.liveConnectionID(for: peer).map { live in
                     live != id && endpoint.connection(live)?.state == .established
                 } ?? false
-            // Its silence ends with the connection: a departure or the unreachable verdict follows, or a newer
-            // connection to the peer that reports it connected.
-            if unresponsive[peer] == id { unresponsive[peer] = nil }
+            // Its silence ends with the connection. Replaced by a newer established one, the peer was heard there
+            // (whichever order the two connections' events come in); otherwise a departure or the unreachable
+            // verdict follows.
+            if unresponsive[peer] == id {
+                if replaced { heard(peer, on: id) } else { unresponsive[peer] = nil }
+            }
             if peers.removeValue(forKey: id) != nil {
                 // A connection replaced by a newer one to the same peer (a restarted peer's new handshake) does not
                 // make the peer unreachable: the new connection reports it connected.
