@@ -43,7 +43,9 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
             "the session's activity is \(found), not \(expected)"
         case .sponsorDisconnected: "the member that was letting this node in disconnected"
         case .noMemberReachable: "no member named in the invitation could be reached"
-        case .noAnswer(let timeout): "no member answered within \(timeout)"
+        case .noAnswer(let timeout):
+            "no member answered within \(timeout) (offline, unreachable from here, or speaking a protocol other than "
+                + "\(HuddleNode.protocolVersion): compare `huddle --version`)"
         case .invitationUnusable: "the invitation's secret cannot be used"
         case .denied: "a member denied the request to join"
         case .unanswered: "no member answered the request to join within two minutes"
