@@ -29,6 +29,27 @@ public enum EndpointPair {
     /// The address of endpoint `index` (10.0.0.`index`:4000).
     public static func address(_ index: UInt8) -> NetworkAddress { NetworkAddress(ipv4: 10, 0, 0, index, port: 4000) }
 
+    /// The credentials the endpoints of ``connected(_:)`` know each other by: `key`, with the shared secrets 1 (the
+    /// preshared key) and 2 (the `mac1` secret).
+    public static func credentials(for key: X25519PublicKey) -> PeerCredentials {
+        PeerCredentials(staticKey: key, presharedKey: secret(1), macSecret: secret(2))
+    }
+
+    /// `a` (seed 1, at address 1, its connections configured as `connection` says) and `b` (seed 2, at address 2),
+    /// each knowing the other (``credentials(for:)``), `a` connected to `b` and the handshake completed at time zero.
+    /// The events of the handshake are left to read.
+    public static func connected(
+        _ connection: ConnectionConfiguration = ConnectionConfiguration()
+    ) throws -> (a: Endpoint, b: Endpoint) {
+        var a = endpoint(seed: 1, connection: connection)
+        var b = endpoint(seed: 2)
+        try a.addPeer(credentials(for: b.staticKey))
+        try b.addPeer(credentials(for: a.staticKey))
+        try a.connect(to: b.staticKey, at: address(2), now: .zero)
+        exchange(&a, &b, now: .zero)
+        return (a, b)
+    }
+
     /// Every datagram `endpoint` wants to send now.
     public static func drain(_ endpoint: inout Endpoint, now: Instant) -> [[UInt8]] {
         var datagrams: [[UInt8]] = []

@@ -11,20 +11,10 @@ import Testing
 struct ConnectionRestartTests {
     static let channel = ChannelID(16)
 
-    static func credentials(for key: X25519PublicKey) -> PeerCredentials {
-        PeerCredentials(staticKey: key, presharedKey: EndpointPair.secret(1), macSecret: EndpointPair.secret(2))
-    }
+    static func credentials(for key: X25519PublicKey) -> PeerCredentials { EndpointPair.credentials(for: key) }
 
     /// `a` (seed 1) and `b` (seed 2), connected and established at time zero.
-    static func connected() throws -> (a: Endpoint, b: Endpoint) {
-        var a = EndpointPair.endpoint(seed: 1)
-        var b = EndpointPair.endpoint(seed: 2)
-        try a.addPeer(credentials(for: b.staticKey))
-        try b.addPeer(credentials(for: a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        EndpointPair.exchange(&a, &b, now: .zero)
-        return (a, b)
-    }
+    static func connected() throws -> (a: Endpoint, b: Endpoint) { try EndpointPair.connected() }
 
     /// `a` (seed 1) initiates to `b` (seed 2), then its credentials for `b` become `next` and it initiates again
     /// at once; returns both endpoints and the two initiations' datagrams, neither delivered yet.

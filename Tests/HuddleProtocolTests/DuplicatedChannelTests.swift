@@ -16,12 +16,7 @@ struct DuplicatedChannelTests {
     static func connected() throws -> (a: Endpoint, b: Endpoint, id: ConnectionID) {
         var configuration = ConnectionConfiguration()
         configuration.duplicatedChannels = [duplicated]
-        var a = EndpointPair.endpoint(seed: 1, connection: configuration)
-        var b = EndpointPair.endpoint(seed: 2)
-        try a.addPeer(ConnectionRestartTests.credentials(for: b.staticKey))
-        try b.addPeer(ConnectionRestartTests.credentials(for: a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        EndpointPair.exchange(&a, &b, now: .zero)
+        var (a, b) = try EndpointPair.connected(configuration)
         // Settle the handshake's acknowledgements.
         EndpointPair.exchange(&a, &b, now: .zero + .milliseconds(30))
         return (a, b, try #require(a.connectionID(for: b.staticKey)))

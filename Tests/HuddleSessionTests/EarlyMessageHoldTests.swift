@@ -11,15 +11,9 @@ import Testing
 struct EarlyMessageHoldTests {
     /// Endpoint `a` (a session's only member) connected to `b`, which `a`'s roster does not name.
     static func setUp() throws -> (core: SessionCore, a: Endpoint, id: ConnectionID, b: X25519PublicKey) {
-        var a = EndpointPair.endpoint(seed: 1)
-        var b = EndpointPair.endpoint(seed: 2)
-        let credentials = { (key: X25519PublicKey) in
-            PeerCredentials(staticKey: key, presharedKey: EndpointPair.secret(1), macSecret: EndpointPair.secret(2))
-        }
-        try a.addPeer(credentials(b.staticKey))
-        try b.addPeer(credentials(a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        EndpointPair.exchange(&a, &b, now: .zero)
+        let pair = try EndpointPair.connected()
+        var a = pair.a
+        let b = pair.b
         _ = EndpointPair.events(&a)
         var random = ChaChaRandomGenerator(seed: 1)
         let identity = Identity(using: &random)

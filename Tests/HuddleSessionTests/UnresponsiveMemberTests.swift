@@ -13,15 +13,9 @@ struct UnresponsiveMemberTests {
     /// invitation.
     static func setUp() throws -> (core: SessionCore, a: Endpoint, live: ConnectionID, b: X25519PublicKey) {
         var founder = try MemberRemovalTests.Founder()
-        var a = EndpointPair.endpoint(seed: 1)
-        var b = EndpointPair.endpoint(seed: 2)
-        let credentials = { (key: X25519PublicKey) in
-            PeerCredentials(staticKey: key, presharedKey: EndpointPair.secret(1), macSecret: EndpointPair.secret(3))
-        }
-        try a.addPeer(credentials(b.staticKey))
-        try b.addPeer(credentials(a.staticKey))
-        try a.connect(to: b.staticKey, at: EndpointPair.address(2), now: .zero)
-        EndpointPair.exchange(&a, &b, now: .zero)
+        let pair = try EndpointPair.connected()
+        var a = pair.a
+        let b = pair.b
         _ = EndpointPair.events(&a)
         // b's identity, as EndpointPair made it: its record joins the founder's roster under the invitation.
         var random = ChaChaRandomGenerator(seed: 2)

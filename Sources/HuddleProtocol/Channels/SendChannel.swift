@@ -25,6 +25,9 @@ import HuddleWire
 public struct SendChannel: Sendable {
     /// The channel this side sends on.
     public let channel: ChannelID
+    /// Whether each new fragment of a small message goes twice (``ConnectionConfiguration/duplicatedChannels``); the
+    /// connection sets it when it creates the channel, so no packet looks the channel up.
+    public var isDuplicated = false
     /// Message bytes enqueued and not yet acknowledged in full.
     public private(set) var queuedBytes = 0
     /// Messages enqueued and not yet acknowledged in full.

@@ -181,7 +181,6 @@ extension Connection {
         var credit = sendCredit
         let creditBefore = credit
         var sentBulk = false
-        let duplicating = !configuration.duplicatedChannels.isEmpty
         // The bulk channels take turns at coming first among themselves (journal chunks and bulk messages alike), one
         // packet each, so none of them waits for another's backlog to finish.
         let bulkCount = channelCount - firstBulk
@@ -189,7 +188,7 @@ extension Connection {
         for step in 0..<channelCount {
             var position = bulkFirst ? (firstBulk + step) % channelCount : step
             if position >= firstBulk { position = firstBulk + (position - firstBulk + bulkRotation) % bulkCount }
-            let duplicated = duplicating && configuration.duplicatedChannels.contains(sendChannels.ids[position])
+            let duplicated = sendChannels.channels[position].isDuplicated
             while writer.remaining > 8 {
                 // Retransmissions are served before new data: a fragment taken while some waited is one, and a copy
                 // is never copied again.

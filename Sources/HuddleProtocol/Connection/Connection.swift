@@ -224,6 +224,7 @@ public struct Connection {
         }
         // A new channel is only added once it holds a message.
         var sender = SendChannel(channel: channel)
+        sender.isDuplicated = configuration.duplicatedChannels.contains(channel)
         let sequence = try sender.enqueue(message, tag: tag)
         _ = sendChannels.insert(sender, for: channel)
         return sequence
