@@ -82,6 +82,10 @@ public final class HuddleNode: Sendable {
         /// failures and join times are recorded as they happen). ``HuddleNode/updateMetrics()`` publishes at once,
         /// e.g. before answering a scrape. Default 5 s.
         public var metricsInterval: Duration = .seconds(5)
+        /// The protocol revision this node's handshakes name (their Noise prologue): ``HuddleNode/protocolVersion``.
+        /// Tests set another to play a node of another revision (one that a node of this revision refuses, and that
+        /// refuses it, with ``JoinFailure/incompatibleProtocol(ours:theirs:)``).
+        @_spi(Testing) public var protocolVersion: String = HuddleNode.protocolVersion
 
         /// A configuration; the defaults bind an ephemeral port on 127.0.0.1.
         public init(
@@ -166,7 +170,7 @@ public final class HuddleNode: Sendable {
     public static func start(_ configuration: Configuration) async throws(HuddleError) -> HuddleNode {
         let transport = configuration.transport
         var endpointConfiguration = EndpointConfiguration(
-            identity: configuration.identity, prologue: HuddleNode.prologue,
+            identity: configuration.identity, prologue: Array(configuration.protocolVersion.utf8),
             wallClockAtOrigin: TAI64N(seconds: 0, nanoseconds: 0))
         endpointConfiguration.connection.congestionControl = configuration.congestionControl
         let keepalive = configuration.keepaliveInterval
@@ -230,6 +234,9 @@ public final class HuddleNode: Sendable {
     /// protocol version never completes one with it (docs/PROTOCOL.md, "Version").
     public static let protocolVersion = "huddle/1"
 
+    /// The Noise prologue of ``protocolVersion``: handshakes with other protocols or versions fail (and are refused).
+    static let prologue = Array(protocolVersion.utf8)
+
     /// How long ``join(_:as:onWaitingForApproval:)`` waits for a member the invitation names to answer before it fails with
     /// ``HuddleError/joinTimedOut(_:)``.
     public static var joinTimeout: Duration { SessionEngine.timing.joinTimeout }
@@ -237,9 +244,6 @@ public final class HuddleNode: Sendable {
     /// How long an ask-to-join request waits for a member's answer (two minutes); a joiner told to wait has its join
     /// timeout extended by this much.
     public static let joinApprovalTimeout = ProtocolLimits.joinApprovalTimeout
-
-    /// The Noise prologue every Huddle node uses: handshakes with other protocols or versions fail.
-    static let prologue = Array(protocolVersion.utf8)
 
     var localParticipant: Participant {
         Participant(

@@ -24,6 +24,10 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
     case invitationClosed
     /// A member turned this node away for a reason this version does not know.
     case refused
+    /// A member the invitation names refused the handshake because it speaks another protocol revision, and no
+    /// member that speaks this node's could be reached. `ours` and `theirs` are the two revisions as
+    /// ``HuddleNode/protocolVersion`` and `huddle --version` name them (`huddle/1`); run builds of one revision.
+    case incompatibleProtocol(ours: String, theirs: String)
 
     /// The failure the membership machine reported.
     init(_ cause: JoinFailureCause) {
@@ -34,6 +38,8 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
         case .refused(.unanswered): self = .unanswered
         case .refused(.invitationClosed): self = .invitationClosed
         case .refused(.unspecified): self = .refused
+        case .incompatibleProtocol(let ours, let theirs):
+            self = .incompatibleProtocol(ours: Self.revisionName(ours), theirs: Self.revisionName(theirs))
         }
     }
 
@@ -51,6 +57,15 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
         case .unanswered: "no member answered the request to join within two minutes"
         case .invitationClosed: "the invitation was revoked or used up; ask a member for a new one"
         case .refused: "a member turned this node away"
+        case .incompatibleProtocol(let ours, let theirs):
+            "a member speaks protocol \(theirs) and this node \(ours): run builds of one protocol revision on both "
+                + "(compare `huddle --version`)"
         }
+    }
+
+    /// A prologue as text a person can read: its printable ASCII, anything else as `?` (a refusal's prologue comes
+    /// from the peer, and ends up in logs and terminals).
+    static func revisionName(_ prologue: [UInt8]) -> String {
+        String(prologue.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "?" })
     }
 }

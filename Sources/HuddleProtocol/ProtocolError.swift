@@ -15,6 +15,10 @@ public enum ProtocolError: Error, Hashable, Sendable {
     /// The peer opened a new connection (a handshake that does not continue this one: it restarted, or its side of
     /// the connection ended), which replaced this one.
     case superseded
+    /// The peer refused the handshake because it speaks another protocol revision: `ours` is this endpoint's Noise
+    /// prologue, `theirs` the one the peer named (for Huddle nodes, `huddle/N`). Nothing was exchanged; the
+    /// connection never opened.
+    case incompatibleProtocol(ours: [UInt8], theirs: [UInt8])
     /// The peer closed the connection with this code and reason.
     case closedByPeer(code: CloseCode, reason: String)
     /// A message exceeds the 256 KiB limit.

@@ -7,9 +7,10 @@ public enum EndpointPair {
     /// The prologue every endpoint of these tests shares.
     public static let prologue = Array("huddle/1 endpoint tests".utf8)
 
-    /// A fresh endpoint with its own identity, knowing no peers, its connections configured as `connection` says.
+    /// A fresh endpoint with its own identity, knowing no peers, its connections configured as `connection` says,
+    /// speaking the protocol revision `prologue` (``prologue`` unless a test plays another revision).
     public static func endpoint(
-        seed: UInt64, connection: ConnectionConfiguration = ConnectionConfiguration()
+        seed: UInt64, connection: ConnectionConfiguration = ConnectionConfiguration(), prologue: [UInt8] = prologue
     ) -> Endpoint {
         var random = ChaChaRandomGenerator(seed: seed)
         let identity = Identity(using: &random)

@@ -18,6 +18,8 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     case relaySend = 8
     /// A packet a relay forwards (``RelayEnvelope``), at least 68 bytes.
     case relayDeliver = 9
+    /// A responder's refusal of an initiation of another protocol revision (``HandshakeRefusal``), exactly 80 bytes.
+    case handshakeRefusal = 10
 
     /// The exact datagram length of the fixed-size handshake types, or `nil` for ``transportData``.
     @inlinable
@@ -29,6 +31,7 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .relayRegister: return RelayRegister.encodedLength
         case .relayChallenge: return RelayChallenge.encodedLength
         case .relayRegistered: return RelayRegistered.encodedLength
+        case .handshakeRefusal: return HandshakeRefusal.encodedLength
         case .transportData, .relaySend, .relayDeliver: return nil
         }
     }
@@ -54,6 +57,7 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .relayRegistered: return "relay registered"
         case .relaySend: return "relay send"
         case .relayDeliver: return "relay deliver"
+        case .handshakeRefusal: return "handshake refusal"
         }
     }
 }

@@ -40,6 +40,10 @@ public enum WireField: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case cookieNonce
     /// The encrypted cookie of a cookie reply (32 bytes).
     case encryptedCookie
+    /// The XChaCha20-Poly1305 nonce of a handshake refusal (24 bytes).
+    case refusalNonce
+    /// The encrypted prologue of a handshake refusal (48 bytes).
+    case encryptedPrologue
     /// The family byte of an address (4 or 6).
     case addressFamily
     /// The address bytes of an address (4 or 16).

@@ -109,6 +109,7 @@ struct JoinCommand: AsyncParsableCommand {
                 case HuddleError.activityMismatch: "not-a-chat"
                 case HuddleError.joinFailed(.denied): "join-denied"
                 case HuddleError.joinFailed(.unanswered): "join-unanswered"
+                case HuddleError.joinFailed(.incompatibleProtocol): "protocol-mismatch"
                 default: "join-failed"
                 }
             output.error(code: code, "\(error)")

@@ -45,6 +45,8 @@ enum WireExercise {
                 #expect(try RelayRegistered(decoding: datagram).encoded().elementsEqual(datagram))
             case .relaySend, .relayDeliver:
                 #expect(RelayEnvelope.key(of: datagram).count == 32)
+            case .handshakeRefusal:
+                #expect(try HandshakeRefusal(decoding: datagram).encoded().elementsEqual(datagram))
             }
         } catch {
             // Every decoder throws WireError alone (typed throws), so nothing else can land here.

@@ -71,6 +71,9 @@ enum WireFuzzTarget: FuzzTarget {
                 }
             case .relaySend, .relayDeliver:
                 precondition(RelayEnvelope.key(of: data).count == 32)
+            case .handshakeRefusal:
+                let encoded = try HandshakeRefusal(decoding: data).encoded()
+                precondition(encoded.elementsEqual(data), "handshake refusal does not round-trip")
             }
         } catch {
             preconditionFailure("classified as \(type) but failed to decode: \(error)")

@@ -35,6 +35,7 @@ extension Endpoint {
         case .handshakeInitiation: handleInitiation(Array(datagram), from: route, now: now)
         case .handshakeResponse: handleResponse(Array(datagram), from: route, now: now)
         case .cookieReply: handleCookieReply(Array(datagram), now: now)
+        case .handshakeRefusal: handleRefusal(Array(datagram), now: now)
         case .relayRegister, .relayChallenge, .relayRegistered, .relaySend, .relayDeliver:
             // A relay packet inside a relay packet.
             statistics.malformedDropped += 1
@@ -128,6 +129,10 @@ extension Endpoint {
                 using: &random)
         else {
             statistics.handshakeFailures += 1
+            // Its mac1 proves the initiator holds credentials this node accepts, yet its Noise message does not read:
+            // it speaks another protocol revision. Say which one this node speaks, under those same credentials, so
+            // it can fail at once with both names instead of retrying for 90 s (docs/PROTOCOL.md 7.6).
+            sendRefusal(answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source)
             return
         }
         // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission. A known
@@ -269,6 +274,26 @@ extension Endpoint {
         statistics.cookieRepliesSent += 1
     }
 
+    /// Refuses an initiation of another protocol revision with a ``HandshakeRefusal`` naming this endpoint's
+    /// prologue, sealed with `incoming`'s cookie key (the credentials whose `mac1` the initiation carried). An
+    /// endpoint whose prologue is longer than ``HandshakeRefusal/maxPrologueLength`` stays silent.
+    private mutating func sendRefusal(
+        answering bytes: [UInt8], senderIndex: ReceiverIndex, sealedWith incoming: MacAuthenticator, to source: Route
+    ) {
+        guard let plaintext = HandshakeRefusal.plaintext(naming: configuration.prologue) else { return }
+        let nonce = random.bytes(count: XChaChaPoly.nonceLength)
+        let mac1 = bytes[HandshakeInitiation.mac1Offset..<(HandshakeInitiation.mac1Offset + MacAuthenticator.macLength)]
+        guard
+            let sealed = try? incoming.sealRefusal(
+                plaintext, nonce: nonce, header: HandshakeRefusal.header(receiverIndex: senderIndex),
+                answeringMac1: mac1),
+            let refusal = try? HandshakeRefusal(receiverIndex: senderIndex, nonce: nonce, encryptedPrologue: sealed)
+                .encoded()
+        else { return }
+        outbox.append((source, refusal))
+        statistics.refusalsSent += 1
+    }
+
     // MARK: - Handshake: initiator side
 
     private mutating func handleResponse(_ bytes: [UInt8], from source: Route, now: Instant) {
@@ -322,6 +347,30 @@ extension Endpoint {
         connections[id]!.initiation = restamped
         outbox.append((connections[id]!.route, restamped.datagram))
         statistics.initiationsSent += 1
+    }
+
+    /// A responder refused our pending initiation (or the one it replaced) because it speaks another protocol revision:
+    /// a connection still setting up fails at once with ``ProtocolError/incompatibleProtocol(ours:theirs:)``. A
+    /// refusal that does not open under the peer's credentials, names our own prologue, or reaches an established
+    /// connection (a rekey) changes nothing.
+    private mutating func handleRefusal(_ bytes: [UInt8], now: Instant) {
+        guard let layout = try? HandshakeRefusal(decoding: bytes),
+            let id = connectionByIndex[layout.receiverIndex], let connection = connections[id],
+            connection.state == .connecting,
+            let (initiation, _) = connection.initiation(answeredAt: layout.receiverIndex),
+            let peer = peers[initiation.remoteStatic],
+            let plaintext = try? peer.outgoing.openRefusal(
+                layout.encryptedPrologue, nonce: layout.nonce, header: layout.header, answeringMac1: initiation.mac1),
+            let prologue = HandshakeRefusal.prologue(inPlaintext: plaintext),
+            prologue != configuration.prologue
+        else {
+            statistics.responsesDropped += 1
+            return
+        }
+        statistics.refusalsAccepted += 1
+        connections[id]!.finish(
+            reason: .incompatibleProtocol(ours: configuration.prologue, theirs: prologue), now: now)
+        collectRetiredIndices(id)
     }
 
     /// Sends a (re)initiation for connection `id` if one is due: a fresh ephemeral key and timestamp each time.

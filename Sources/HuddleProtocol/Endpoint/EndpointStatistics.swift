@@ -36,11 +36,17 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var cookieRepliesSent = 0
     /// Cookie replies received and accepted.
     public var cookieRepliesAccepted = 0
+    /// Initiations of another protocol revision (a valid `mac1`, an unreadable Noise message) answered with a
+    /// handshake refusal naming this endpoint's prologue; each is also counted in ``handshakeFailures``.
+    public var refusalsSent = 0
+    /// Handshake refusals received that ended a connection being set up (the peer speaks another revision).
+    public var refusalsAccepted = 0
     /// Handshake initiations sent (first attempts, retries and rekeys).
     public var initiationsSent = 0
     /// Handshake responses sent.
     public var responsesSent = 0
-    /// Responses or cookie replies for no pending handshake, or that did not authenticate.
+    /// Responses, cookie replies or refusals for no pending handshake, that did not authenticate, or (refusals) that
+    /// named this endpoint's own prologue.
     public var responsesDropped = 0
     /// Transport packets for an unknown receiver index.
     public var unknownIndexDropped = 0

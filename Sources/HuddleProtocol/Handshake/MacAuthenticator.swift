@@ -88,6 +88,22 @@ public struct MacAuthenticator: Sendable {
         try XChaChaPoly.open(Array(sealed), nonce: Array(nonce), authenticating: Array(mac1), key: cookieKey)
     }
 
+    /// Seals a handshake refusal's plaintext (``HandshakeRefusal/plaintext(naming:)``): XChaCha20-Poly1305 under the
+    /// cookie key, authenticating the refusal's first 8 bytes and the refused initiation's `mac1`. The header keeps a
+    /// refusal from being read as a cookie reply under the same key, and `mac1` ties it to one initiation.
+    public func sealRefusal(
+        _ plaintext: [UInt8], nonce: [UInt8], header: [UInt8], answeringMac1 mac1: some Collection<UInt8>
+    ) throws -> [UInt8] {
+        try XChaChaPoly.seal(plaintext, nonce: nonce, authenticating: header + mac1, key: cookieKey)
+    }
+
+    /// Opens a handshake refusal's encrypted prologue; throws for forged or misdirected refusals.
+    public func openRefusal(
+        _ sealed: [UInt8], nonce: [UInt8], header: [UInt8], answeringMac1 mac1: some Collection<UInt8>
+    ) throws -> [UInt8] {
+        try XChaChaPoly.open(sealed, nonce: nonce, authenticating: header + mac1, key: cookieKey)
+    }
+
     private func mac(key: SecureBytes, over bytes: ArraySlice<UInt8>) throws -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Self.macLength)
         try key.withUnsafeBytes { keyBytes in

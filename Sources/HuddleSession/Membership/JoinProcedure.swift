@@ -45,6 +45,9 @@ struct JoinProcedure: Sendable {
     private(set) var isWaitingForApproval = false
     /// Whether a member turned this joiner away: the join is over, and nothing later changes that.
     private(set) var isRefused = false
+    /// The last refusal of this joiner's handshake by a hint of another protocol revision (both Noise prologues):
+    /// when no hint is left, the join failed for that reason rather than for want of an answer.
+    private(set) var refusal: (ours: [UInt8], theirs: [UInt8])?
 
     /// A procedure joining with `invitation`, or, without one, that of a member that started the session.
     init(invitation: AdmissionID? = nil) {
@@ -129,10 +132,14 @@ struct JoinProcedure: Sendable {
         return .redial(key, addresses: addresses)
     }
 
-    /// A connection to `key` could not be established: it is no longer a hint. Returns whether that leaves nobody to
-    /// ask (no hint and no sponsor), so the join failed.
-    mutating func hintFailed(_ key: X25519PublicKey) -> Bool {
+    /// A connection to `key` could not be established (`refusal`: it refused the handshake as one of another protocol
+    /// revision, and named its own): it is no longer a hint. Returns whether that leaves nobody to ask (no hint and no
+    /// sponsor), so the join failed.
+    mutating func hintFailed(
+        _ key: X25519PublicKey, refusal: (ours: [UInt8], theirs: [UInt8])? = nil
+    ) -> Bool {
         guard hints.contains(key) else { return false }
+        if let refusal { self.refusal = refusal }
         hints.removeAll { $0 == key }
         return hints.isEmpty && sponsor == nil
     }

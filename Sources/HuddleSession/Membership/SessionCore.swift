@@ -136,7 +136,9 @@ public struct SessionCore: Sendable {
             } else if endpoint.liveConnectionID(for: peer).map({ $0 == id }) ?? true {
                 // Never connected, and no other connection to the peer is being set up: it could not be reached.
                 // (One superseded by a newer attempt leaves the verdict to that one.)
-                membership.connectFailed(peer)
+                var refusal: (ours: [UInt8], theirs: [UInt8])?
+                if case .incompatibleProtocol(let ours, let theirs) = error { refusal = (ours, theirs) }
+                membership.connectFailed(peer, refusal: refusal)
             }
             if !undelivered.isEmpty {
                 events.append(.undelivered(to: peer, connection: id, undelivered, reason: reason))

@@ -281,13 +281,16 @@ public struct SessionMembership: Sendable {
         }
     }
 
-    /// A connection to `key` closed before its handshake completed (the handshake timed out, or there was no
-    /// address to dial). A joiner tries the next member its ticket names; a member declares `key` unreachable.
-    public mutating func connectFailed(_ key: X25519PublicKey) {
+    /// A connection to `key` closed before its handshake completed (the handshake timed out, there was no address to
+    /// dial, or `key` refused it as another protocol revision's: `refusal` holds both prologues). A joiner tries the
+    /// next member its ticket names, and fails when none is left (naming the revisions if any refused it); a member
+    /// declares `key` unreachable.
+    public mutating func connectFailed(_ key: X25519PublicKey, refusal: (ours: [UInt8], theirs: [UInt8])? = nil) {
         switch phase {
         case .joining:
-            if join.hintFailed(key) {
-                actions.append(.joinFailed(.noMemberReachable))
+            if join.hintFailed(key, refusal: refusal) {
+                let cause = join.refusal.map { JoinFailureCause.incompatibleProtocol(ours: $0.ours, theirs: $0.theirs) }
+                actions.append(.joinFailed(cause ?? .noMemberReachable))
             }
         case .member:
             guard !reachability.isConnected(key) else { return }
