@@ -19,15 +19,16 @@ struct HandshakeVectorTests {
     static let file = "handshake"
     static let timestamps: CaseFilter = { ((try? $0.string("name")) ?? "").hasPrefix("tai64n_") }
 
-    @Test("Every case of handshake.json is checked (8 cases)")
+    @Test("Every case of handshake.json is checked (9 cases)")
     func coverage() throws {
         let named: (String) -> CaseFilter = { name in { (try? $0.string("name")) == name } }
         try expectCoverage(
-            of: Self.file, count: 8,
+            of: Self.file, count: 9,
             groups: [
                 ("cacophony", named("cacophony_ikpsk2_sha256")), ("member", named("member_handshake")),
                 ("cookie", named("cookie_reply")), ("rekey", named("rekey_handshake")),
-                ("joiner", named("joiner_handshake")), ("tai64n", Self.timestamps),
+                ("joiner", named("joiner_handshake")), ("refused", named("handshake_refused")),
+                ("tai64n", Self.timestamps),
             ])
     }
 
@@ -175,6 +176,46 @@ struct HandshakeVectorTests {
         #expect(
             MacAuthenticator.hasValidMac2(resent.datagram, mac2Offset: HandshakeInitiation.mac2Offset, cookie: cookie))
         #expect(bobAuthenticator.hasValidMac1(resent.datagram, mac1Offset: HandshakeInitiation.mac1Offset))
+    }
+
+    @Test("A huddle/2 initiation refused by a huddle/1 responder, and the refusal read by its initiator")
+    func handshakeRefused() throws {
+        let vector = try VectorFile.load(Self.file)("handshake_refused")
+        let bob = try VectorFile.load(Self.file)("member_handshake").value("responder")
+        let bobStatic = try X25519PrivateKey(secretBytes: try bob.bytes("static_private"))
+        #expect(try hexString(HuddleNode.prologue) == vector.string("responder_prologue"))
+        let initiation = try vector.bytes("initiation")
+        let layout = try HandshakeInitiation(decoding: initiation)
+        #expect(layout.senderIndex.rawValue == UInt32(try vector.uint64("initiator_sender_index")))
+
+        // Bob: the mac1 verifies under the members' credentials, Noise message 1 does not read under huddle/1.
+        let macSecret = SecureBytes(try vector.bytes("mac_secret"))
+        let bobAuthenticator = try MacAuthenticator(macSecret: macSecret, receiverStatic: bobStatic.publicKey)
+        #expect(bobAuthenticator.hasValidMac1(initiation, mac1Offset: HandshakeInitiation.mac1Offset))
+        var random = ChaChaRandomGenerator(seed: 1)
+        #expect(throws: (any Error).self) {
+            try HandshakeMessages.readInitiation(
+                layout, localStatic: bobStatic, prologue: HuddleNode.prologue, using: &random)
+        }
+        // Bob seals his prologue under his cookie key, bound to the refusal's header and the initiation's mac1.
+        #expect(try hexString(bobAuthenticator.cookieKey.secret.bytes) == vector.string("cookie_key"))
+        let plaintext = try #require(HandshakeRefusal.plaintext(naming: HuddleNode.prologue))
+        #expect(try hexString(plaintext) == vector.string("plaintext"))
+        let header = HandshakeRefusal.header(receiverIndex: layout.senderIndex)
+        #expect(try hexString(header + layout.mac1) == vector.string("associated_data"))
+        let nonce = try vector.bytes("nonce")
+        let sealed = try bobAuthenticator.sealRefusal(plaintext, nonce: nonce, header: header, answeringMac1: layout.mac1)
+        let refusal = try HandshakeRefusal(receiverIndex: layout.senderIndex, nonce: nonce, encryptedPrologue: sealed)
+            .encoded()
+        #expect(try hexString(refusal) == vector.string("refusal"))
+        #expect(try handshakePacketJSON(refusal) == vector.value("refusal_fields"))
+
+        // Alice (the huddle/2 side) opens it with the cookie key she derives for Bob and reads his prologue.
+        let decoded = try HandshakeRefusal(decoding: try vector.bytes("refusal"))
+        let opened = try bobAuthenticator.openRefusal(
+            decoded.encryptedPrologue, nonce: decoded.nonce, header: decoded.header, answeringMac1: layout.mac1)
+        #expect(HandshakeRefusal.prologue(inPlaintext: opened) == HuddleNode.prologue)
+        #expect(try hexString(Array("huddle/2".utf8)) == vector.string("initiator_prologue"))
     }
 
     /// One side of a handshake for ``HandshakeRun``: `staticPrivate`, and the ephemeral key and sender index that

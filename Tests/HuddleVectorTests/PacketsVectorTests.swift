@@ -12,16 +12,18 @@ import Testing
 @Suite("Vectors: packets.json")
 struct PacketsVectorTests {
     static let file = "packets"
-    static let handshake: CaseFilter = { ["initiation", "response", "cookie_reply"].contains(try? $0.string("name")) }
+    static let handshake: CaseFilter = {
+        ["initiation", "response", "cookie_reply", "handshake_refusal"].contains(try? $0.string("name"))
+    }
     static let headers: CaseFilter = { ((try? $0.string("name")) ?? "").hasPrefix("transport_header_") }
     static let packets: CaseFilter = { $0.has("plaintext") }
     static let refused: CaseFilter = { $0.has("error") }
     static let classified: CaseFilter = { $0.has("packet_type") }
 
-    @Test("Every case of packets.json is checked (21 cases)")
+    @Test("Every case of packets.json is checked (23 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 21,
+            of: Self.file, count: 23,
             groups: [
                 ("handshake", Self.handshake), ("header", Self.headers), ("packet", Self.packets),
                 ("refused", Self.refused), ("classified", Self.classified),
@@ -118,6 +120,12 @@ func handshakePacketJSON(_ packet: [UInt8]) throws -> JSON {
             "ephemeral": .hex(response.ephemeral), "encrypted_nothing": .hex(response.encryptedNothing),
             "mac1": .hex(response.mac1), "mac2": .hex(response.mac2),
         ]
+    case PacketType.handshakeRefusal.rawValue:
+        let refusal = try HandshakeRefusal(decoding: packet)
+        return [
+            "receiver_index": .int(refusal.receiverIndex.rawValue), "nonce": .hex(refusal.nonce),
+            "encrypted_prologue": .hex(refusal.encryptedPrologue),
+        ]
     default:
         let reply = try CookieReply(decoding: packet)
         return [
@@ -127,7 +135,8 @@ func handshakePacketJSON(_ packet: [UInt8]) throws -> JSON {
     }
 }
 
-/// Encodes the handshake packet `kind` ("initiation", "response" or "cookie_reply") from its vector fields.
+/// Encodes the handshake packet `kind` ("initiation", "response", "cookie_reply" or "handshake_refusal") from its
+/// vector fields.
 func encodeHandshakePacket(_ kind: String, _ fields: JSON) throws -> [UInt8] {
     func index(_ key: String) throws -> ReceiverIndex { ReceiverIndex(UInt32(try fields.uint64(key))) }
     switch kind {
@@ -142,6 +151,11 @@ func encodeHandshakePacket(_ kind: String, _ fields: JSON) throws -> [UInt8] {
             senderIndex: index("sender_index"), receiverIndex: index("receiver_index"),
             ephemeral: fields.bytes("ephemeral"), encryptedNothing: fields.bytes("encrypted_nothing"),
             mac1: fields.bytes("mac1"), mac2: fields.bytes("mac2")
+        ).encoded()
+    case "handshake_refusal":
+        return try HandshakeRefusal(
+            receiverIndex: index("receiver_index"), nonce: fields.bytes("nonce"),
+            encryptedPrologue: fields.bytes("encrypted_prologue")
         ).encoded()
     default:
         return try CookieReply(

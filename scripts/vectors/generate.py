@@ -448,15 +448,55 @@ def handshake_vectors():
         handshake_hash=jn["ss"].h, initiation=jn["initiation"], response=jn["response"],
         transport_keys={"initiator_to_responder": jn["k_i2r"], "responder_to_initiator": jn["k_r2i"]}))
 
-    # 6. TAI64N encodings.
+    # 6. Alice, built for a later revision (prologue huddle/2), dials Bob (huddle/1): her mac1 verifies, her Noise
+    #    message does not, and Bob refuses it naming his prologue (section 2.5).
+    later, refused_index = b"huddle/2", 0x2B2B2B2B
+    ss_later, e_later, es_later, ep_later = crypto.write_message1(
+        ALICE["static_private"], fixed("alice huddle/2 ephemeral"), BOB["static_key"],
+        crypto.initiation_payload(*TIMESTAMP, 0), later)
+    refused_mac1_key = crypto.mac1_key(MEMBERS["mac_secret"], BOB["static_key"])
+    refused = crypto.add_macs(wire.u8(1) + wire.RESERVED3 + wire.u32le(refused_index) + e_later + es_later + ep_later,
+                              refused_mac1_key)
+    f = wire.parse_initiation(refused)
+    assert crypto.mac(refused_mac1_key, refused[:120]) == f["mac1"]
+    try:
+        crypto.read_message1(BOB["static_private"], f["ephemeral"], f["encrypted_static"], f["encrypted_payload"])
+        raise AssertionError("a huddle/2 initiation must not read as huddle/1")
+    except Exception as error:  # the AEAD of the encrypted static key fails
+        assert not isinstance(error, AssertionError)
+    plaintext = wire.refusal_plaintext(crypto.PROLOGUE)
+    header = wire.refusal_header(refused_index)
+    refusal_nonce = fixed("refusal nonce", 24)
+    sealed_prologue = crypto.seal_refusal(ck_key, refusal_nonce, plaintext, header, f["mac1"])
+    refusal = wire.refusal_bytes(refused_index, refusal_nonce, sealed_prologue)
+    opened = crypto.open_refusal(ck_key, refusal_nonce, sealed_prologue, header, f["mac1"])
+    assert wire.refusal_prologue(opened) == crypto.PROLOGUE
+    cases.append(case(
+        "handshake_refused",
+        "Alice, built for a later revision (prologue \"huddle/2\"), dials Bob with member credentials. Bob (huddle/1) "
+        "verifies mac1 but cannot read her Noise message 1, and answers with HANDSHAKE_REFUSED: the plaintext "
+        "(length, prologue, zero padding to 32 bytes) sealed with XChaCha20-Poly1305 under Bob's cookie key, with "
+        "the refusal's bytes 0..<8 followed by the initiation's mac1 as associated data. Alice opens it with the same "
+        "key and learns Bob speaks huddle/1.",
+        initiator_prologue=later, responder_prologue=crypto.PROLOGUE,
+        initiator_ephemeral_private=fixed("alice huddle/2 ephemeral"), initiator_sender_index=refused_index,
+        timestamp={"seconds": TIMESTAMP[0], "nanoseconds": TIMESTAMP[1]}, resumption_index=0,
+        psk=MEMBERS["psk"], mac_secret=MEMBERS["mac_secret"], initiation=refused, cookie_key=ck_key,
+        plaintext=plaintext, nonce=refusal_nonce, associated_data=header + f["mac1"],
+        refusal_fields={"receiver_index": refused_index, "nonce": refusal_nonce,
+                        "encrypted_prologue": sealed_prologue},
+        refusal=refusal))
+
+    # 7. TAI64N encodings.
     for secs, nanos in [(0, 0), (1_700_000_000, 123_456_789), (4_102_444_800, 999_999_999)]:
         cases.append(case(f"tai64n_{secs}_{nanos}", "2^62 + seconds (u64 BE) || nanoseconds (u32 BE)",
                           seconds=secs, nanoseconds=nanos, encoded=crypto.tai64n(secs, nanos)))
     inputs = {"alice": public(ALICE), "bob": public(BOB)}
-    return vector_file("Noise IKpsk2 handshakes (sections 2.1-2.4, 7.1-7.7)", cases, **inputs), hs, reply
+    return (vector_file("Noise IKpsk2 handshakes and refusals (sections 2.1-2.5, 7.1-7.7)", cases, **inputs), hs,
+            reply, refusal)
 
 
-def packet_vectors(hs, cookie_reply):
+def packet_vectors(hs, cookie_reply, refusal):
     cases = [
         case("initiation", "152 bytes, fields at the offsets of section 2.1 (member_handshake)",
              fields=hs["initiation_fields"], encoded=hs["initiation"]),
@@ -464,6 +504,8 @@ def packet_vectors(hs, cookie_reply):
         case("cookie_reply", "64 bytes (section 2.3)",
              fields={"receiver_index": INIT_INDEX, "nonce": cookie_reply[8:32],
                      "encrypted_cookie": cookie_reply[32:]}, encoded=cookie_reply),
+        case("handshake_refusal", "80 bytes (section 2.5, handshake.json handshake_refused)",
+             fields=wire.parse_refusal(refusal), encoded=refusal),
     ]
     for i, (pn, flags, idx) in enumerate([(0, 0, RESP_INDEX), (0x0102030405060708, 0, 0xDEADBEEF), (1, 0xA5, 7)]):
         cases.append(case(f"transport_header_{i}", "16 header bytes: type 4, flags, 2 reserved, "
@@ -491,7 +533,8 @@ def packet_vectors(hs, cookie_reply):
     classify = [
         ("empty", b"", "truncated"),
         ("unknown_type_0", b"\x00" * 40, "unknownPacketType"),
-        ("unknown_type_10", b"\x0a" + b"\x00" * 40, "unknownPacketType"),
+        ("unknown_type_11", b"\x0b" + b"\x00" * 40, "unknownPacketType"),
+        ("refusal_short", b"\x0a" + b"\x00" * 40, "truncated"),
         ("initiation_short", init[:151], "truncated"),
         ("initiation_long", init + b"\x00", "trailingBytes"),
         ("initiation_reserved", init[:2] + b"\x01" + init[3:], "nonZeroReserved"),
@@ -922,12 +965,12 @@ HANDSHAKE = {}
 
 
 def build():
-    handshake, hs, cookie_reply = handshake_vectors()
+    handshake, hs, cookie_reply, refusal = handshake_vectors()
     HANDSHAKE.update(hs)
     files = {
         "varint.json": varint_vectors(),
         "frames.json": frame_vectors(),
-        "packets.json": packet_vectors(hs, cookie_reply),
+        "packets.json": packet_vectors(hs, cookie_reply, refusal),
         "handshake.json": handshake,
         "kdf.json": kdf_vectors(),
         "tickets.json": ticket_vectors(),

@@ -212,6 +212,15 @@ def open_cookie(cookie_key_, nonce, encrypted_cookie, mac1):
     return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(encrypted_cookie, mac1, nonce, cookie_key_)
 
 
+def seal_refusal(cookie_key_, nonce, plaintext, header, mac1):
+    """Section 2.5: XChaCha20-Poly1305 under the cookie key, associated data = refusal bytes 0..<8 || mac1."""
+    return sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, header + mac1, nonce, cookie_key_)
+
+
+def open_refusal(cookie_key_, nonce, encrypted_prologue, header, mac1):
+    return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(encrypted_prologue, header + mac1, nonce, cookie_key_)
+
+
 def add_macs(body, mac1_key_, cookie_=None):
     """Append mac1 (over body) and mac2 (over body || mac1, zero without a cookie) to a handshake message."""
     m1 = mac(mac1_key_, body)

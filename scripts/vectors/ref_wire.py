@@ -270,6 +270,7 @@ def decode_frames(payload):
 # --- Section 2: packet layouts --------------------------------------------------------------
 
 INITIATION, RESPONSE, COOKIE_REPLY, TRANSPORT = 1, 2, 3, 4
+HANDSHAKE_REFUSAL = 10
 RESERVED3 = b"\x00\x00\x00"
 
 
@@ -303,6 +304,37 @@ def parse_response(b):
             "encrypted_nothing": b[44:60], "mac1": b[60:76], "mac2": b[76:92]}
 
 
+def refusal_header(receiver_index):
+    """Section 2.5: the refusal's first 8 bytes, part of its associated data."""
+    return u8(HANDSHAKE_REFUSAL) + RESERVED3 + u32le(receiver_index)
+
+
+def refusal_bytes(receiver_index, nonce, encrypted_prologue):
+    """Section 2.5, 80 bytes."""
+    out = refusal_header(receiver_index) + nonce + encrypted_prologue
+    assert len(out) == 80
+    return out
+
+
+def parse_refusal(b):
+    assert len(b) == 80 and b[0] == HANDSHAKE_REFUSAL and b[1:4] == RESERVED3
+    return {"receiver_index": struct.unpack_from("<I", b, 4)[0], "nonce": b[8:32], "encrypted_prologue": b[32:80]}
+
+
+def refusal_plaintext(prologue):
+    """Section 2.5: length (1 byte, 1-31), the prologue, zero padding to 32 bytes."""
+    assert 1 <= len(prologue) <= 31
+    return u8(len(prologue)) + prologue + bytes(31 - len(prologue))
+
+
+def refusal_prologue(plaintext):
+    """The prologue a refusal's plaintext names, or None when the plaintext is not valid."""
+    n = plaintext[0] if len(plaintext) == 32 else 0
+    if not 1 <= n <= 31 or any(plaintext[1 + n:]):
+        return None
+    return plaintext[1:1 + n]
+
+
 def cookie_reply_bytes(receiver_index, nonce, encrypted_cookie):
     """Section 2.3, 64 bytes."""
     out = u8(COOKIE_REPLY) + RESERVED3 + u32le(receiver_index) + nonce + encrypted_cookie
@@ -317,7 +349,7 @@ def transport_header(receiver_index, packet_number, flags=0):
 
 def classify(datagram, max_size=MAX_DATAGRAM_SIZE):
     """Section 2's checks, in order, before any cryptography. Returns the type byte."""
-    exact = {1: 152, 2: 92, 3: 64, 5: 68, 6: 52, 7: 39}
+    exact = {1: 152, 2: 92, 3: 64, 5: 68, 6: 52, 7: 39, 10: 80}
     minimum = {4: 32, 8: 68, 9: 68}
     n = len(datagram)
     if n > max_size:
