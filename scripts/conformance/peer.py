@@ -221,6 +221,8 @@ class Peer:
         self.pending_initiations = {}         # sender index -> (symmetric state, ephemeral private)
         self.responses = []                   # (time, bytes) of every handshake response
         self.cookie_replies = []
+        self.refusals = []                    # (time, prologue named or None, outcome) of every HANDSHAKE_REFUSED
+        self.initiation_mac1 = {}             # sender index -> the mac1 our initiation carried (a refusal's binding)
         self.initiations_received = []       # (time, bytes): the host dialling us
         self.undecryptable = []
         self.keepalives = []                  # when each keepalive PING (§7.10) arrived
@@ -253,7 +255,27 @@ class Peer:
         body = wire.u8(wire.INITIATION) + wire.RESERVED3 + wire.u32le(index) + e_pub + enc_static + enc_payload
         packet = crypto.add_macs(body, crypto.mac1_key(creds["mac_secret"], self.host_static))
         self.pending_initiations[index] = (ss, e, creds, (seconds, nanos))
+        self.initiation_mac1[index] = packet[120:136]
         return packet, index
+
+    def _on_refusal(self, now, data):
+        """§2.5: opens a HANDSHAKE_REFUSED under the host's cookie key for the credentials our initiation used."""
+        f = wire.parse_refusal(data)
+        pending = self.pending_initiations.get(f["receiver_index"])
+        if pending is None:
+            self.refusals.append((now, None, "for an unknown index"))
+            return "refusal for an unknown index"
+        key = crypto.cookie_key(pending[2]["mac_secret"], self.host_static)
+        try:
+            plaintext = crypto.open_refusal(key, f["nonce"], f["encrypted_prologue"],
+                                            wire.refusal_header(f["receiver_index"]),
+                                            self.initiation_mac1[f["receiver_index"]])
+        except Exception:
+            self.refusals.append((now, None, "does not open"))
+            return "refusal that does not open under the cookie key"
+        prologue = wire.refusal_prologue(plaintext)
+        self.refusals.append((now, prologue, "opened"))
+        return f"refusal naming {prologue!r}" if prologue else "refusal with a malformed plaintext"
 
     def _on_response(self, data):
         f = wire.parse_response(data)
@@ -329,7 +351,8 @@ class Peer:
         except wire.WireError as error:
             self.datagrams.append((now, data, f"unclassifiable ({error.kind})"))
             return
-        label = {1: "initiation", 2: "response", 3: "cookie reply", 4: "transport"}.get(kind, f"type {kind}")
+        label = {1: "initiation", 2: "response", 3: "cookie reply", 4: "transport",
+                 wire.HANDSHAKE_REFUSAL: "handshake refusal"}.get(kind, f"type {kind}")
         self.datagrams.append((now, data, label))
         if kind == wire.RESPONSE:
             self.responses.append((now, data))
@@ -337,6 +360,8 @@ class Peer:
             self.datagrams[-1] = (now, data, f"response: {outcome}")
         elif kind == wire.COOKIE_REPLY:
             self.cookie_replies.append((now, data))
+        elif kind == wire.HANDSHAKE_REFUSAL:
+            self.datagrams[-1] = (now, data, self._on_refusal(now, data))
         elif kind == wire.INITIATION:
             self.initiations_received.append((now, data))
         elif kind == wire.TRANSPORT:

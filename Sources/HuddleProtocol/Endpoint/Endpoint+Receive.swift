@@ -123,16 +123,21 @@ extension Endpoint {
             provedAddress = true
         }
         statistics.initiationsProcessed += 1
-        guard
-            let received = try? HandshakeMessages.readInitiation(
+        let received: HandshakeMessages.ReceivedInitiation
+        do {
+            received = try HandshakeMessages.readInitiation(
                 layout, localStatic: configuration.identity.agreementKey, prologue: configuration.prologue,
                 using: &random)
-        else {
+        } catch {
             statistics.handshakeFailures += 1
-            // Its mac1 proves the initiator holds credentials this node accepts, yet its Noise message does not read:
-            // it speaks another protocol revision. Say which one this node speaks, under those same credentials, so
-            // it can fail at once with both names instead of retrying for 90 s (docs/PROTOCOL.md 7.6).
-            sendRefusal(answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source)
+            // Its mac1 proves the initiator holds credentials this node accepts, yet its Noise message does not
+            // decrypt: it speaks another protocol revision (the prologue is hashed into the key that seals its static
+            // key). Say which one this node speaks, under those same credentials, so it can fail at once with both
+            // names instead of retrying for 90 s (docs/PROTOCOL.md 7.6). One that decrypts but carries an invalid
+            // timestamp speaks this revision badly: it gets silence.
+            if case CryptoError.authenticationFailed = error {
+                sendRefusal(answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source)
+            }
             return
         }
         // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission. A known
