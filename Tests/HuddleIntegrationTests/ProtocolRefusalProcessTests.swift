@@ -1,9 +1,8 @@
 import Foundation
+@_spi(Testing) import Huddle
 import HuddleCLITestSupport
 import HuddleCrypto
 import Testing
-
-@_spi(Testing) import Huddle
 
 /// Issue 40: `huddle join` against a member of another protocol revision (a node in this process playing `huddle/2`)
 /// ends at once with `protocol-mismatch` naming both revisions, instead of waiting 30 s for an answer.

@@ -115,7 +115,8 @@ struct HandshakeRefusalTests {
         _ = EndpointPair.events(&a)
         let rekeyAt = Instant.zero + .seconds(121)
         a.handleTimeout(now: rekeyAt)
-        let rekey = try #require(EndpointPair.drain(&a, now: rekeyAt).first { $0.count == HandshakeInitiation.encodedLength })
+        let rekey = try #require(
+            EndpointPair.drain(&a, now: rekeyAt).first { $0.count == HandshakeInitiation.encodedLength })
         // Sealed under the right credentials for that initiation: only a connection still setting up may fail so.
         let refusal = try Self.refusal(of: try HandshakeInitiation(decoding: rekey), naming: Self.newer, from: b)
         EndpointPair.deliver([refusal], to: &a, from: 2, now: rekeyAt)

@@ -16,9 +16,11 @@ struct ProtocolRevisionTests {
         return try await HuddleNode.start(configuration)
     }
 
-    @Test("a join between revisions fails within seconds naming both, the host's session untouched", arguments: [
-        (host: HuddleNode.protocolVersion, joiner: newer), (host: newer, joiner: HuddleNode.protocolVersion),
-    ])
+    @Test(
+        "a join between revisions fails within seconds naming both, the host's session untouched",
+        arguments: [
+            (host: HuddleNode.protocolVersion, joiner: newer), (host: newer, joiner: HuddleNode.protocolVersion),
+        ])
     func refusedEitherWay(revisions: (host: String, joiner: String)) async throws {
         let host = try await Self.node("host", seed: 41, revision: revisions.host)
         let joiner = try await Self.node("joiner", seed: 42, revision: revisions.joiner)

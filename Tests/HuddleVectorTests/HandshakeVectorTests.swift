@@ -204,7 +204,8 @@ struct HandshakeVectorTests {
         let header = HandshakeRefusal.header(receiverIndex: layout.senderIndex)
         #expect(try hexString(header + layout.mac1) == vector.string("associated_data"))
         let nonce = try vector.bytes("nonce")
-        let sealed = try bobAuthenticator.sealRefusal(plaintext, nonce: nonce, header: header, answeringMac1: layout.mac1)
+        let sealed = try bobAuthenticator.sealRefusal(
+            plaintext, nonce: nonce, header: header, answeringMac1: layout.mac1)
         let refusal = try HandshakeRefusal(receiverIndex: layout.senderIndex, nonce: nonce, encryptedPrologue: sealed)
             .encoded()
         #expect(try hexString(refusal) == vector.string("refusal"))

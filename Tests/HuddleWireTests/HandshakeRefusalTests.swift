@@ -26,7 +26,9 @@ struct HandshakeRefusalTests {
     @Test("wrong lengths, reserved bytes and field sizes are typed errors")
     func rejected() throws {
         let bytes = try Self.refusal.encoded()
-        #expect(throws: WireError.truncated(needed: 80, available: 79)) { try PacketClassifier.classify(bytes.dropLast()) }
+        #expect(throws: WireError.truncated(needed: 80, available: 79)) {
+            try PacketClassifier.classify(bytes.dropLast())
+        }
         #expect(throws: WireError.trailingBytes(count: 1)) { try PacketClassifier.classify(bytes + [0]) }
         for offset in 1...3 {
             var changed = bytes
