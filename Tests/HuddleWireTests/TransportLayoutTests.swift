@@ -69,7 +69,7 @@ struct TransportLayoutTests {
         }
     }
 
-    @Test("unknown packet types and empty datagrams are rejected", arguments: [0, 10, 0x80, 0xFF] as [UInt8])
+    @Test("unknown packet types and empty datagrams are rejected", arguments: [0, 11, 0x80, 0xFF] as [UInt8])
     func unknownTypes(type: UInt8) {
         #expect(throws: WireError.unknownPacketType(type)) {
             try PacketClassifier.classify([type] + [UInt8](repeating: 0, count: 147))
