@@ -1,7 +1,8 @@
-"""Cases 5-7, 9 and the transport cases of 10: protocol violations on a connection (CLOSE to that peer
+"""Cases 5-7, 9, 14 and the transport cases of 10: protocol violations on a connection (CLOSE to that peer
 only) and packets the replay window, AEAD or classification must drop (docs/PROTOCOL.md §2-§7)."""
 
 import os
+import socket
 import time
 
 from peer import ANSWER, CONTROL_CHANNEL, MESSENGER_CHANNEL, SILENCE, crypto, wire
@@ -228,3 +229,58 @@ class TransportCases:
                  f"flags {[hex(f) for f in flags]}; before: {alive}", ok and ok_gaps and ok_flags)
         p.close_socket()
 
+
+    # --- Case 14: routes (§7.12) ----------------------------------------------------------------
+
+    def case_observed_address(self):
+        """A connection established on a direct route sends OBSERVED_ADDRESS with the address its packets came from."""
+        p = self.fresh("observed")
+        ok, text = p.handshake(ANSWER)
+        if not ok:
+            return self.row("14 observed address", "-", "-", f"handshake failed: {text}", False)
+        self.alive(p)
+        seen = self.net.wait(lambda: [f["address"] for _, f in p.frames if f["type"] == "observed_address"], ANSWER)
+        expected = (4, bytes([127, 0, 0, 1]), p.address[1])
+        named = [(family, ".".join(str(b) for b in ip), port) for family, ip, port in (seen or [])]
+        self.row("14 observed address", "a handshake straight to the node (a direct route from the start)",
+                 f"OBSERVED_ADDRESS naming 127.0.0.1:{p.address[1]}, where this peer's packets come from, in an "
+                 "ack-eliciting packet after establishment (§7.12 Address discovery)",
+                 f"OBSERVED_ADDRESS frames: {named or 'none'}",
+                 bool(seen) and all(tuple(a) == expected for a in seen))
+        p.close_socket()
+
+    def case_migration_limit(self):
+        """An authenticated packet from a new port moves the connection there; until the node's PATH_CHALLENGE is
+        answered it sends there at most 3x the bytes it received from there."""
+        p = self.fresh("migrate")
+        ok, text = p.handshake(ANSWER)
+        if not ok:
+            return self.row("14 migration limit", "-", "-", f"handshake failed: {text}", False)
+        self.alive(p)
+        self.net.idle(0.3)
+        old = p.sock
+        p.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        p.sock.bind(("127.0.0.1", 0))
+        p.sock.setblocking(False)
+        moved_at = time.monotonic()
+        sent_before = len(p.sent_sizes)
+        p.send_frames([{"type": "ping"}], pad_to=200)          # the highest packet number, not a probe: it moves
+        self.net.idle(0.9)                                      # challenges at 0, 100, 200, 400 and 800 ms
+        arrivals = [(t, len(d)) for t, d, _ in p.datagrams if t >= moved_at]
+        sends = list(zip(p.sent_times[sent_before:], p.sent_sizes[sent_before:]))
+        # At every arrival, what the node sent to the new port so far is at most 3x what it had received from it.
+        over = [(t, sum(n for u, n in arrivals if u <= t), 3 * sum(n for u, n in sends if u <= t))
+                for t, _ in arrivals]
+        over = [(received, allowed) for _, received, allowed in over if received > allowed]
+        challenges = [f for t, f in p.frames if t >= moved_at and f["type"] == "path_challenge"]
+        total = sum(n for _, n in arrivals)
+        allowed = 3 * sum(n for _, n in sends)
+        self.row("14 migration limit", "after establishment, a 200-byte PING packet from a new port, then no answer "
+                 "to the node's PATH_CHALLENGE (only acknowledgements)",
+                 "the node moves there and challenges it; until validated it sends there at most 3x the bytes of "
+                 "authenticated datagrams it received from there (§7.12 Migration, Which bytes the limit counts)",
+                 f"{len(arrivals)} datagrams, {total} bytes to the new port against {allowed} allowed; "
+                 f"PATH_CHALLENGEs: {len(challenges)}; over the limit at some arrival: {over or 'never'}",
+                 bool(challenges) and not over)
+        old.close()
+        p.close_socket()

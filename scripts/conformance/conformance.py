@@ -225,7 +225,8 @@ class Harness(HandshakeCases, TransportCases, MembershipCases):
             return
         for case in (self.case_bad_mac1, self.case_replay_initiation, self.case_old_timestamp,
                      self.case_other_revision, self.case_bad_initiations, self.case_violations, self.case_replay_window, self.case_corrupt,
-                     self.case_transport_extras, self.case_keepalive, self.case_close, self.case_removed,
+                     self.case_transport_extras, self.case_keepalive, self.case_observed_address,
+                     self.case_migration_limit, self.case_close, self.case_removed,
                      self.case_ask_to_join, self.case_main_intact, self.case_host_leaves):
             try:
                 case()

@@ -227,6 +227,7 @@ class Peer:
         self.undecryptable = []
         self.keepalives = []                  # when each keepalive PING (§7.10) arrived
         self.sent_times = []                  # when each datagram was sent
+        self.sent_sizes = []                  # and its length
 
     def close_socket(self):
         self.net.remove(self)
@@ -236,6 +237,7 @@ class Peer:
 
     def send_raw(self, data, address=None):
         self.sent_times.append(time.monotonic())
+        self.sent_sizes.append(len(data))
         self.sock.sendto(data, address or self.host_address)
 
     # --- Handshake (§7.6) ------------------------------------------------------------------
