@@ -63,9 +63,11 @@ for entry in "${targets[@]}"; do
     status=0
     "$binary" "${limits[@]}" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
         -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" >"$work/$name/fuzz.log" 2>&1 || status=$?
-    runs="$(grep -E '^stat::number_of_executed_units' "$work/$name/fuzz.log" | awk '{print $2}')"
-    rate="$(grep -E '^stat::average_exec_per_sec' "$work/$name/fuzz.log" | awk '{print $2}')"
-    coverage="$(grep -oE 'cov: [0-9]+' "$work/$name/fuzz.log" | tail -1 | awk '{print $2}')"
+    # A target that crashes at once prints no statistics: grep finds nothing, which must not end the script
+    # (pipefail) before the crash is reported below.
+    runs="$(grep -E '^stat::number_of_executed_units' "$work/$name/fuzz.log" | awk '{print $2}')" || true
+    rate="$(grep -E '^stat::average_exec_per_sec' "$work/$name/fuzz.log" | awk '{print $2}')" || true
+    coverage="$(grep -oE 'cov: [0-9]+' "$work/$name/fuzz.log" | tail -1 | awk '{print $2}')" || true
     echo "$name: ${#cases[@]} fail cases replayed; ${runs:-0} runs in ${seconds}s (${rate:-0}/s), coverage ${coverage:-?} edges"
     for artifact in "$work/$name/artifacts/"*; do
         [[ -f "$artifact" ]] || continue

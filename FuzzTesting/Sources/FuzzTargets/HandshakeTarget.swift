@@ -8,9 +8,11 @@ import HuddleWire
 ///
 /// Input: an XOR mask over the 120 bytes `mac1` covers (all zero: the genuine initiation), then optionally one byte
 /// that lengthens or shortens the datagram by its value as a signed integer. After each input the responder (a
-/// fresh copy of one that knows the initiator) must have answered at most once, with a 92-byte response; answered a
-/// changed initiation only when nothing but the sender index changed (the one field outside the Noise transcript);
-/// and reported a connection to no key but the initiator's. The genuine initiation must be answered.
+/// fresh copy of one that knows the initiator) must have answered at most once: with a 92-byte response only when
+/// nothing but the sender index changed (the one field outside the Noise transcript), or with an 80-byte
+/// HANDSHAKE_REFUSED (the Noise message did not decrypt, as another revision's would not; docs/PROTOCOL.md 2.5) that
+/// opens under the key the `mac1` proved and names the responder's own prologue; and reported a connection to no key
+/// but the initiator's. The genuine initiation must be answered with a response.
 public enum HandshakeTarget: FuzzTarget {
     public static let name = "handshake"
 
@@ -85,6 +87,18 @@ public enum HandshakeTarget: FuzzTarget {
         // The genuine initiation must be answered: otherwise every other check here would pass vacuously.
         precondition(datagram != fixture.initiation || replies.count == 1, "the genuine initiation was not answered")
         guard let reply = replies.first else { return }
+        if reply.first == PacketType.handshakeRefusal.rawValue {
+            precondition(datagram != fixture.initiation, "the genuine initiation was refused")
+            guard let refusal = try? HandshakeRefusal(decoding: reply),
+                let opened = try? fixture.mac.openRefusal(
+                    refusal.encryptedPrologue, nonce: refusal.nonce, header: refusal.header,
+                    answeringMac1: datagram[HandshakeInitiation.mac1Offset..<HandshakeInitiation.mac2Offset])
+            else { preconditionFailure("a refusal that does not open under the mac1's credentials") }
+            precondition(
+                HandshakeRefusal.prologue(inPlaintext: opened) == HandshakeFixtureEndpoint.prologue,
+                "a refusal naming another prologue")
+            return
+        }
         precondition(reply.count == HandshakeResponse.encodedLength, "a \(reply.count)-byte reply")
         let changed = (0..<HandshakeInitiation.mac1Offset).filter {
             $0 >= datagram.count || datagram[$0] != fixture.initiation[$0]
