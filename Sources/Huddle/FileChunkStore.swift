@@ -2,23 +2,7 @@ import Foundation
 import HuddleCrypto
 import HuddleProtocol
 import HuddleSession
-
-#if canImport(Glibc)
-    import Glibc
-
-    private let systemRead = Glibc.read
-    private let systemWrite = Glibc.write
-#elseif canImport(Musl)
-    import Musl
-
-    private let systemRead = Musl.read
-    private let systemWrite = Musl.write
-#elseif canImport(Darwin)
-    import Darwin
-
-    private let systemRead = Darwin.read
-    private let systemWrite = Darwin.write
-#endif
+import SystemPackage
 
 /// A ``JournalChunkStore`` on disk: one directory (mode 0700) holding two files (mode 0600) per attachment, named by
 /// the attachment's 32 lowercase hex digits:
@@ -33,6 +17,9 @@ import HuddleSession
 /// Nothing is synced and nothing needs to be: ``JournalCore`` re-verifies every stored chunk against its leaf hash
 /// when it scans the store, so a chunk torn or damaged by a crash is simply fetched again. Files are opened per call,
 /// which keeps the store a plain value (`Sendable`, no descriptors to leak) at the cost of one `open` per chunk.
+///
+/// Files are read and written through swift-system's `FileDescriptor`, which retries calls a signal interrupted;
+/// what it does not offer (`mkdir`, `rename`, `unlink`, `fsync`) is called directly.
 struct FileChunkStore: JournalChunkStore, Sendable {
     /// How much an import, copy or index scan moves per system call: large enough that system calls cost nothing
     /// next to the hashing, small enough that a 100 MiB attachment never sits in memory whole.
@@ -65,27 +52,25 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         let paths = self.paths(id)
         // A longer chunk would overwrite the next one; an index beyond UInt32 cannot be recorded.
         guard index >= 0, index <= Int(UInt32.max), bytes.count <= MerkleTree.chunkSize else {
-            throw .io(operation: "write chunk \(index) (\(bytes.count) bytes) to", path: paths.data, errno: EINVAL)
+            throw .io(
+                operation: "write chunk \(index) (\(bytes.count) bytes) to", path: paths.data,
+                errno: Errno.invalidArgument.rawValue)
         }
-        try Self.withWritableFile(paths.data, flags: 0) { descriptor throws(StorageError) in
-            let offset = Int64(index) * Int64(MerkleTree.chunkSize)
-            try bytes.withUnsafeBytes { raw in
-                Result { () throws(StorageError) in
-                    try Self.writeAll(descriptor, raw, at: offset, path: paths.data)
-                }
-            }.get()
+        try Self.withWritableFile(paths.data, options: []) { file throws(StorageError) in
+            try Self.call(Self.writeFailure("write", paths.data)) {
+                try file.writeAll(toAbsoluteOffset: Int64(index) * Int64(MerkleTree.chunkSize), bytes)
+            }
         }
         let record = Self.records(UInt32(index)..<(UInt32(index) + 1))
-        try Self.withWritableFile(paths.index, flags: O_APPEND) { descriptor throws(StorageError) in
+        try Self.withWritableFile(paths.index, options: .append) { file throws(StorageError) in
             // A crash mid-append can leave a partial record; appending after it would misalign every later record,
             // so it is cut off first (its chunk is simply not listed, and fetched again).
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw Self.writeFailure("write", paths.index, errno) }
-            let torn = status.st_size % off_t(Self.recordSize)
-            if torn != 0, ftruncate(descriptor, status.st_size - torn) != 0 {
-                throw Self.writeFailure("write", paths.index, errno)
+            try Self.call(Self.writeFailure("write", paths.index)) {
+                let size = try file.stat().size
+                let torn = size % Int64(Self.recordSize)
+                if torn != 0 { try file.resize(to: size - torn) }
+                try file.writeAll(record)
             }
-            try Self.appendAll(descriptor, record, path: paths.index)
         }
     }
 
@@ -100,20 +85,16 @@ struct FileChunkStore: JournalChunkStore, Sendable {
             listed = record == UInt32(index)
             return !listed
         }
-        guard listed else { return nil }
-        let descriptor = Self.openFile(paths.data, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return nil }
+        guard listed, let file = try? Self.open(paths.data, .readOnly) else { return nil }
+        defer { try? file.close() }
+        guard let fileSize = try? file.stat().size else { return nil }
         let offset = Int64(index) * Int64(MerkleTree.chunkSize)
-        let fileSize = Int64(status.st_size)
         guard offset < fileSize else { return nil }
         let length = Int(min(Int64(MerkleTree.chunkSize), fileSize - offset))
         var complete = false
         let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
             let read = try? Self.readFully(
-                descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: paths.data)
+                file, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: paths.data)
             complete = read == length
             count = complete ? length : 0
         }
@@ -125,9 +106,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// certainly not there.
     func storedIndices(_ id: AttachmentID) -> [Int] {
         let paths = self.paths(id)
-        var status = stat()
-        guard stat(paths.data, &status) == 0 else { return [] }
-        let chunksInFile = MerkleTree.chunkCount(forSize: UInt64(max(0, status.st_size)))
+        guard let size = try? FilePath(paths.data).stat().size else { return [] }
+        let chunksInFile = MerkleTree.chunkCount(forSize: UInt64(max(0, size)))
         var seen = Set<UInt32>()
         Self.forEachIndexRecord(paths.index) { record in
             if UInt64(record) < chunksInFile { seen.insert(record) }
@@ -169,12 +149,14 @@ struct FileChunkStore: JournalChunkStore, Sendable {
             throw .tooLarge(size: UInt64(bytes.count), limit: Self.maxAttachmentSize)
         }
         let dataPath = paths(id).data
-        return try importAttachment(id) { descriptor, hasher throws(StorageError) in
+        return try importAttachment(id) { file, hasher throws(StorageError) in
             var offset = 0
             while offset < bytes.count {
                 let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + Self.pieceSize, bytes.count)])
                 hasher.update(piece)
-                try Self.writeAll(descriptor, piece, at: Int64(offset), path: dataPath)
+                try Self.call(Self.writeFailure("write", dataPath)) {
+                    try file.writeAll(toAbsoluteOffset: Int64(offset), piece)
+                }
                 offset += piece.count
             }
         }
@@ -191,38 +173,33 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         _ id: AttachmentID, from file: URL, limit: UInt64
     ) throws(StorageError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
         let sourcePath = file.path
-        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. A regular file ignores it.
-        let source = Self.openFile(sourcePath, O_RDONLY | O_NONBLOCK)
-        guard source >= 0 else { throw .unreadable(path: sourcePath, errno: errno) }
-        defer { close(source) }
-        var status = stat()
-        guard fstat(source, &status) == 0 else { throw .unreadable(path: sourcePath, errno: errno) }
-        let type = status.st_mode & S_IFMT
-        guard type != S_IFDIR else { throw .unreadable(path: sourcePath, errno: EISDIR) }
-        guard type == S_IFREG else {
-            throw .notRegularFile(path: sourcePath, kind: StorageError.kind(ofFileType: type))
+        let unreadable = { (code: Int32) in StorageError.unreadable(path: sourcePath, errno: code) }
+        // nonBlocking: opening a FIFO for reading would otherwise wait for a writer forever. A regular file ignores it.
+        let source = try Self.call(unreadable) { try Self.open(sourcePath, .readOnly, options: .nonBlocking) }
+        defer { try? source.close() }
+        let status = try Self.call(unreadable) { try source.stat() }
+        guard status.type != .directory else { throw unreadable(Errno.isDirectory.rawValue) }
+        guard status.type == .regular else {
+            throw .notRegularFile(path: sourcePath, kind: StorageError.kind(ofFileType: status.type.rawValue))
         }
         let limit = min(limit, Self.maxAttachmentSize)
-        let size = UInt64(max(0, status.st_size))
+        let size = UInt64(max(0, status.size))
         guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
 
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
         defer { buffer.deallocate() }
         let dataPath = paths(id).data
-        return try importAttachment(id) { descriptor, hasher throws(StorageError) in
+        return try importAttachment(id) { file, hasher throws(StorageError) in
             var total: UInt64 = 0
             while true {
-                let count = systemRead(source, buffer.baseAddress, buffer.count)
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    throw .unreadable(path: sourcePath, errno: code)
-                }
+                let count = try Self.call(unreadable) { try source.read(into: buffer) }
                 if count == 0 { return }
                 guard total + UInt64(count) <= limit else { throw .tooLarge(size: total + UInt64(count), limit: limit) }
                 let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 hasher.update(piece)
-                try Self.writeAll(descriptor, piece, at: Int64(total), path: dataPath)
+                try Self.call(Self.writeFailure("write", dataPath)) {
+                    try file.writeAll(toAbsoluteOffset: Int64(total), piece)
+                }
                 total += UInt64(count)
             }
         }
@@ -236,12 +213,11 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         let dataPath = paths(id).data
         let destinationPath = destination.path
         let folder = destination.deletingLastPathComponent().path
-        let source = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
-        guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
-        defer { close(source) }
+        let source = try Self.openForReading(Self.readablePath(dataPath, size: size), reportedAs: dataPath)
+        defer { try? source.close() }
         try Self.requireLength(source, size, path: dataPath)
 
-        let (descriptor, temporary) = try Self.createTemporaryFile(
+        let (file, temporary) = try Self.createTemporaryFile(
             in: folder, name: destination.lastPathComponent, reportedAs: destinationPath)
         var renamed = false
         defer {
@@ -249,14 +225,16 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         }
         do throws(StorageError) {
             try Self.readPieces(source, size: size, path: dataPath) { piece, offset throws(StorageError) in
-                try Self.writeAll(descriptor, piece, at: Int64(offset), path: destinationPath)
+                try Self.call(Self.writeFailure("write", destinationPath)) {
+                    _ = try file.writeAll(toAbsoluteOffset: Int64(offset), piece)
+                }
             }
-            guard fsync(descriptor) == 0 else { throw Self.writeFailure("write", destinationPath, errno) }
+            guard fsync(file.rawValue) == 0 else { throw Self.writeFailure("write", destinationPath)(errno) }
         } catch {
-            close(descriptor)
+            try? file.close()
             throw error
         }
-        try Self.closeWritten(descriptor, path: destinationPath)
+        try Self.closeWritten(file, path: destinationPath)
         guard rename(temporary, destinationPath) == 0 else {
             throw .io(operation: "replace", path: destinationPath, errno: errno)
         }
@@ -273,9 +251,8 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// The BLAKE2b-512 digest of the first `size` bytes of `id`'s data file, read in ``pieceSize`` pieces.
     func digest(_ id: AttachmentID, size: UInt64) throws(StorageError) -> [UInt8] {
         let dataPath = paths(id).data
-        let source = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
-        guard source >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
-        defer { close(source) }
+        let source = try Self.openForReading(Self.readablePath(dataPath, size: size), reportedAs: dataPath)
+        defer { try? source.close() }
         try Self.requireLength(source, size, path: dataPath)
         var hasher = try! BLAKE2b(outputLength: 64)
         try Self.readPieces(source, size: size, path: dataPath) { piece, _ in hasher.update(piece) }
@@ -286,7 +263,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// its offset to `body`. Throws if the file holds fewer bytes than `size` (it shrank since its length was
     /// checked).
     private static func readPieces(
-        _ source: Int32, size: UInt64, path: String,
+        _ source: FileDescriptor, size: UInt64, path: String,
         _ body: (UnsafeRawBufferPointer, UInt64) throws(StorageError) -> Void
     ) throws(StorageError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
@@ -296,7 +273,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
             let piece = UnsafeMutableRawBufferPointer(
                 rebasing: buffer[0..<Int(min(UInt64(pieceSize), size - offset))])
             let count = try readFully(source, into: piece, at: Int64(offset), path: path)
-            guard count == piece.count else { throw .io(operation: "read", path: path, errno: ENODATA) }
+            guard count == piece.count else { throw shrank(path) }
             try body(UnsafeRawBufferPointer(piece), offset)
             offset += UInt64(count)
         }
@@ -306,18 +283,16 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// file's length is checked before `size` bytes are allocated, so a wrong size fails instead of allocating it.
     func readData(_ id: AttachmentID, size: UInt64) throws(StorageError) -> [UInt8] {
         let dataPath = paths(id).data
-        let descriptor = Self.openFile(Self.readablePath(dataPath, size: size), O_RDONLY)
-        guard descriptor >= 0 else { throw .io(operation: "open", path: dataPath, errno: errno) }
-        defer { close(descriptor) }
-        try Self.requireLength(descriptor, size, path: dataPath)
+        let file = try Self.openForReading(Self.readablePath(dataPath, size: size), reportedAs: dataPath)
+        defer { try? file.close() }
+        try Self.requireLength(file, size, path: dataPath)
         var failure: StorageError?
         // requireLength bounds size by the file's length, an Int64.
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
             do throws(StorageError) {
-                let read = try Self.readFully(
-                    descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: 0, path: dataPath)
+                let read = try Self.readFully(file, into: UnsafeMutableRawBufferPointer(buffer), at: 0, path: dataPath)
                 // The data file shrank since its length was checked.
-                guard read == buffer.count else { throw .io(operation: "read", path: dataPath, errno: ENODATA) }
+                guard read == buffer.count else { throw Self.shrank(dataPath) }
                 count = read
             } catch {
                 failure = error
@@ -352,19 +327,19 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// and feeding them to the hasher. The index (every chunk, in one write) comes last, so an import cut short never
     /// lists a chunk; on failure both files are deleted so no half-imported attachment is left to be served.
     private func importAttachment(
-        _ id: AttachmentID, fill: (Int32, inout MerkleLeafHasher) throws(StorageError) -> Void
+        _ id: AttachmentID, fill: (FileDescriptor, inout MerkleLeafHasher) throws(StorageError) -> Void
     ) throws(StorageError) -> (leaves: [UInt8], root: [UInt8], size: UInt64) {
         let paths = self.paths(id)
         do throws(StorageError) {
             var hasher = MerkleLeafHasher()
-            try Self.withWritableFile(paths.data, flags: O_TRUNC) { descriptor throws(StorageError) in
-                try fill(descriptor, &hasher)
+            try Self.withWritableFile(paths.data, options: .truncate) { file throws(StorageError) in
+                try fill(file, &hasher)
             }
             let size = hasher.byteCount
             let (leaves, root) = hasher.finalize()
             let records = Self.records(0..<UInt32(MerkleTree.chunkCount(forSize: size)))
-            try Self.withWritableFile(paths.index, flags: O_TRUNC) { descriptor throws(StorageError) in
-                try Self.appendAll(descriptor, records, path: paths.index)
+            try Self.withWritableFile(paths.index, options: .truncate) { file throws(StorageError) in
+                try Self.call(Self.writeFailure("write", paths.index)) { try file.writeAll(records) }
             }
             return (leaves, root, size)
         } catch {
@@ -387,15 +362,14 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// A missing or unreadable index has no records; a trailing partial record (an append cut short) is skipped. The
     /// file is read in pieces, so even a damaged, huge index costs no more memory than one piece.
     private static func forEachIndexRecord(_ path: String, _ body: (UInt32) -> Bool) {
-        let descriptor = openFile(path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
+        guard let file = try? open(path, .readOnly) else { return }
+        defer { try? file.close() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while true {
             // A piece is a whole number of records, so only the file's end can split one.
-            guard let count = try? readFully(descriptor, into: buffer, at: offset, path: path), count > 0 else {
+            guard let count = try? readFully(file, into: buffer, at: offset, path: path), count > 0 else {
                 return
             }
             var position = 0
@@ -410,107 +384,104 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         }
     }
 
-    /// Opens `path` with `flags` (always close-on-exec; created files get mode 0600), retrying when a signal
-    /// interrupts the call. Returns the descriptor, or -1 with `errno` set.
-    private static func openFile(_ path: String, _ flags: Int32) -> Int32 {
-        while true {
-            let descriptor = open(path, flags | O_CLOEXEC, 0o600)
-            if descriptor >= 0 || errno != EINTR { return descriptor }
+    /// Opens `path` (always close-on-exec; a file it creates gets mode 0600). swift-system retries an open a signal
+    /// interrupted.
+    private static func open(
+        _ path: String, _ mode: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = []
+    ) throws -> FileDescriptor {
+        try FileDescriptor.open(
+            FilePath(path), mode, options: options.union(.closeOnExec),
+            permissions: options.contains(.create) ? .ownerReadWrite : nil)
+    }
+
+    /// Opens `path` for reading; a failure is reported as an error opening `reportedAs`.
+    private static func openForReading(_ path: String, reportedAs: String) throws(StorageError) -> FileDescriptor {
+        try call({ .io(operation: "open", path: reportedAs, errno: $0) }) { try open(path, .readOnly) }
+    }
+
+    /// Runs a swift-system call, turning the `Errno` it throws into `failure(code)`: the one place this store maps
+    /// system errors into ``StorageError``.
+    @discardableResult
+    private static func call<Value>(
+        _ failure: (Int32) -> StorageError, _ body: () throws -> Value
+    ) throws(StorageError) -> Value {
+        do {
+            return try body()
+        } catch let error as Errno {
+            throw failure(error.rawValue)
+        } catch {
+            throw failure(Errno.ioError.rawValue)
         }
     }
 
-    /// Opens (creating if needed) `path` for writing with the extra `flags`, runs `body` on it and closes it, checking
-    /// the close too: some file systems (NFS) report a failed write, such as a full disk, only then.
+    /// Opens (creating if needed) `path` for writing with the extra `options`, runs `body` on it and closes it,
+    /// checking the close too: some file systems (NFS) report a failed write, such as a full disk, only then.
+    @discardableResult
     private static func withWritableFile<Value>(
-        _ path: String, flags: Int32, _ body: (Int32) throws(StorageError) -> Value
+        _ path: String, options: FileDescriptor.OpenOptions, _ body: (FileDescriptor) throws(StorageError) -> Value
     ) throws(StorageError) -> Value {
-        let descriptor = openFile(path, O_WRONLY | O_CREAT | flags)
-        guard descriptor >= 0 else { throw writeFailure("open", path, errno) }
+        let file = try call(writeFailure("open", path)) { try open(path, .writeOnly, options: options.union(.create)) }
         let result: Value
         do throws(StorageError) {
-            result = try body(descriptor)
+            result = try body(file)
         } catch {
-            close(descriptor)
+            try? file.close()
             throw error
         }
-        try closeWritten(descriptor, path: path)
+        try closeWritten(file, path: path)
         return result
     }
 
-    /// Closes a descriptor that was written to, reporting a delayed write failure. `EINTR` is not a failure: on Linux
-    /// the descriptor is closed regardless, and retrying could close another thread's new descriptor.
-    private static func closeWritten(_ descriptor: Int32, path: String) throws(StorageError) {
-        guard close(descriptor) != 0 else { return }
-        let code = errno
-        if code != EINTR { throw writeFailure("write", path, code) }
-    }
-
-    /// Writes all of `bytes` at `offset`, continuing after short writes and interruptions.
-    private static func writeAll(
-        _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String
-    ) throws(StorageError) {
-        var done = 0
-        while done < bytes.count {
-            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if result < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw writeFailure("write", path, code)
-            }
-            // A write that moves nothing would loop forever.
-            guard result > 0 else { throw writeFailure("write", path, EIO) }
-            done += result
+    /// Closes a file that was written to, reporting a delayed write failure. An interrupted close is not a failure:
+    /// on Linux the descriptor is closed regardless, and retrying could close another thread's new descriptor.
+    private static func closeWritten(_ file: FileDescriptor, path: String) throws(StorageError) {
+        do {
+            try file.close()
+        } catch Errno.interrupted {
+            return
+        } catch {
+            throw writeFailure("write", path)((error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
         }
     }
 
-    /// Appends all of `bytes` (the descriptor is `O_APPEND`), continuing after short writes and interruptions.
-    private static func appendAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(StorageError) {
-        var done = 0
-        while done < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in
-                systemWrite(descriptor, raw.baseAddress! + done, raw.count - done)
-            }
-            if result < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw writeFailure("write", path, code)
-            }
-            guard result > 0 else { throw writeFailure("write", path, EIO) }
-            done += result
-        }
-    }
-
-    /// Reads from `offset` until `buffer` is full or the file ends, continuing after short reads and interruptions.
-    /// Returns how many bytes were read: fewer than `buffer.count` only at the end of the file.
+    /// Reads from `offset` until `buffer` is full or the file ends, continuing after short reads (swift-system
+    /// retries interrupted ones). Returns how many bytes were read: fewer than `buffer.count` only at the end of the
+    /// file.
     private static func readFully(
-        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
+        _ file: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
     ) throws(StorageError) -> Int {
         var done = 0
         while done < buffer.count {
-            let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if result < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw .io(operation: "read", path: path, errno: code)
+            let count = try call({ .io(operation: "read", path: path, errno: $0) }) {
+                try file.read(
+                    fromAbsoluteOffset: offset + Int64(done),
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]))
             }
-            if result == 0 { break }
-            done += result
+            if count == 0 { break }
+            done += count
         }
         return done
     }
 
     /// Checks that the open file at `path` holds at least `size` bytes, so a caller can trust `size` before
     /// allocating or copying that much. A short file is reported as `ENODATA`.
-    private static func requireLength(_ descriptor: Int32, _ size: UInt64, path: String) throws(StorageError) {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
-        guard UInt64(max(0, status.st_size)) >= size else { throw .io(operation: "read", path: path, errno: ENODATA) }
+    private static func requireLength(_ file: FileDescriptor, _ size: UInt64, path: String) throws(StorageError) {
+        let length = try call({ .io(operation: "read", path: path, errno: $0) }) { try file.stat().size }
+        guard UInt64(max(0, length)) >= size else { throw shrank(path) }
     }
 
-    /// The error for a failed write to `path`. A full file system or quota is told apart because the person can fix
-    /// it by freeing space.
-    private static func writeFailure(_ operation: String, _ path: String, _ code: Int32) -> StorageError {
-        code == ENOSPC || code == EDQUOT ? .diskFull(path: path) : .io(operation: operation, path: path, errno: code)
+    /// A file that holds fewer bytes than it did when its length was checked (`ENODATA`).
+    private static func shrank(_ path: String) -> StorageError {
+        .io(operation: "read", path: path, errno: Errno.noData.rawValue)
+    }
+
+    /// The error for a failed write to `path`, given the system's code. A full file system or quota is told apart
+    /// because the person can fix it by freeing space.
+    private static func writeFailure(_ operation: String, _ path: String) -> (Int32) -> StorageError {
+        { code in
+            code == Errno.noSpace.rawValue || code == Errno.diskQuotaExceeded.rawValue
+                ? .diskFull(path: path) : .io(operation: operation, path: path, errno: code)
+        }
     }
 
     /// Creates `path` and its missing parents with mode 0700. An existing directory is fine; an existing file of
@@ -521,13 +492,14 @@ struct FileChunkStore: JournalChunkStore, Sendable {
             partial += "/" + component
             if mkdir(partial, 0o700) != 0 {
                 let code = errno
-                guard code == EEXIST else { throw writeFailure("create the directory", partial, code) }
+                guard code == EEXIST else { throw writeFailure("create the directory", partial)(code) }
             }
         }
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw .io(operation: "create the directory", path: path, errno: errno) }
-        guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw .io(operation: "create the directory", path: path, errno: ENOTDIR)
+        let type = try call({ .io(operation: "create the directory", path: path, errno: $0) }) {
+            try FilePath(path).stat().type
+        }
+        guard type == .directory else {
+            throw .io(operation: "create the directory", path: path, errno: Errno.notDirectory.rawValue)
         }
     }
 
@@ -535,26 +507,27 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     /// reusing an existing file), trying fresh random suffixes on collisions. Errors name `reportedAs`.
     private static func createTemporaryFile(
         in folder: String, name: String, reportedAs: String
-    ) throws(StorageError) -> (Int32, String) {
-        var code = EEXIST
+    ) throws(StorageError) -> (FileDescriptor, String) {
+        var code = Errno.fileExists
         for _ in 0..<16 {
             let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
             let temporary = "\(folder)/.\(name).partial-\(suffix)"
-            let descriptor = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
-            if descriptor >= 0 { return (descriptor, temporary) }
-            code = errno
-            guard code == EEXIST else { break }
+            do {
+                return (try open(temporary, .writeOnly, options: [.create, .exclusiveCreate, .noFollow]), temporary)
+            } catch {
+                code = error as? Errno ?? .ioError
+                guard code == .fileExists else { break }
+            }
         }
-        throw writeFailure("create a file beside", reportedAs, code)
+        throw writeFailure("create a file beside", reportedAs)(code.rawValue)
     }
 
     /// Makes a rename in `folder` durable. Best effort: if the directory cannot be synced, the copy is still complete
     /// and only a power cut at the wrong moment could lose it.
     private static func syncDirectory(_ folder: String) {
-        let descriptor = openFile(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
+        guard let directory = try? open(folder.isEmpty ? "/" : folder, .readOnly, options: .directory) else { return }
+        _ = fsync(directory.rawValue)
+        try? directory.close()
     }
 }
 
