@@ -40,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "HuddleCrypto",
-            dependencies: ["CSodium"]
+            dependencies: ["CSodium", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(
             name: "HuddleWire"

@@ -1,18 +1,11 @@
+import SystemPackage
+
 #if canImport(Glibc)
     import Glibc
-
-    private let systemRead = Glibc.read
-    private let systemWrite = Glibc.write
 #elseif canImport(Musl)
     import Musl
-
-    private let systemRead = Musl.read
-    private let systemWrite = Musl.write
 #elseif canImport(Darwin)
     import Darwin
-
-    private let systemRead = Darwin.read
-    private let systemWrite = Darwin.write
 #endif
 
 /// The on-disk format of an ``Identity``, version 1 (169 bytes, binary):
@@ -24,7 +17,9 @@
 ///
 /// Files are written with mode 0600 through an exclusively created temporary file and an atomic rename; reading
 /// checks ownership, type and permissions on the opened file, then the magic, version, length, checksum and binding
-/// signature, and reports each failure as a distinct ``IdentityFileProblem``.
+/// signature, and reports each failure as a distinct ``IdentityFileProblem``. Files are opened, read, written and
+/// inspected through swift-system's `FileDescriptor` (which retries interrupted calls); `rename`, `unlink` and
+/// `fsync`, which it does not offer, are called directly.
 public enum IdentityFile {
     /// The magic prefix.
     public static let magic: [UInt8] = Array("HUDDLEID".utf8)
@@ -91,29 +86,23 @@ public enum IdentityFile {
     public static func write(_ identity: Identity, to path: String) throws {
         var bytes = encode(identity)
         defer { bytes.withUnsafeMutableBytes { zeroize($0) } }
-        let (descriptor, temporary) = try createTemporaryFile(beside: path)
+        let (file, temporary) = try createTemporaryFile(beside: path)
         var renamed = false
         defer {
             if !renamed { unlink(temporary) }
         }
         do {
-            defer { close(descriptor) }
+            defer { try? file.close() }
             // O_CREAT's mode is filtered by the umask; set it explicitly.
-            guard fchmod(descriptor, 0o600) == 0 else { throw ioError(path: temporary) }
-            var written = 0
-            while written < bytes.count {
-                let result = bytes.withUnsafeBytes { raw in
-                    systemWrite(descriptor, raw.baseAddress! + written, raw.count - written)
-                }
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw ioError(path: temporary)
-                }
-                written += result
+            guard fchmod(file.rawValue, 0o600) == 0 else { throw ioError(path: temporary, errno) }
+            do {
+                try file.writeAll(bytes)
+            } catch {
+                throw ioError(path: temporary, error)
             }
-            guard fsync(descriptor) == 0 else { throw ioError(path: temporary) }
+            guard fsync(file.rawValue) == 0 else { throw ioError(path: temporary, errno) }
         }
-        guard rename(temporary, path) == 0 else { throw ioError(path: path) }
+        guard rename(temporary, path) == 0 else { throw ioError(path: path, errno) }
         renamed = true
         syncDirectory(containing: path)
     }
@@ -122,22 +111,33 @@ public enum IdentityFile {
     /// files that group or others may read or write; all checks are made on the opened descriptor, so the file
     /// cannot be swapped between check and read.
     public static func read(from path: String) throws -> Identity {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { throw CryptoError.identityFile(.notFound(path: path)) }
-            throw ioError(path: path)
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(
+                FilePath(path), .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch Errno.noSuchFileOrDirectory {
+            throw CryptoError.identityFile(.notFound(path: path))
+        } catch {
+            throw ioError(path: path, error)
         }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw ioError(path: path) }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw CryptoError.identityFile(.io(path: path, errno: EINVAL, message: "not a regular file"))
+        defer { try? file.close() }
+        let status: Stat
+        do {
+            status = try file.stat()
+        } catch {
+            throw ioError(path: path, error)
         }
-        guard status.st_uid == geteuid() else {
+        guard status.type == .regular else {
             throw CryptoError.identityFile(
-                .io(path: path, errno: EPERM, message: "owned by uid \(status.st_uid), not by this user"))
+                .io(path: path, errno: Errno.invalidArgument.rawValue, message: "not a regular file"))
         }
-        let permissions = UInt32(status.st_mode) & 0o777
+        guard status.userID.rawValue == geteuid() else {
+            throw CryptoError.identityFile(
+                .io(
+                    path: path, errno: Errno.notPermitted.rawValue,
+                    message: "owned by uid \(status.userID.rawValue), not by this user"))
+        }
+        let permissions = UInt32(status.permissions.rawValue)
         guard permissions & 0o077 == 0 else {
             throw CryptoError.identityFile(.insecurePermissions(path: path, mode: permissions))
         }
@@ -146,29 +146,35 @@ public enum IdentityFile {
         defer { bytes.withUnsafeMutableBytes { zeroize($0) } }
         var total = 0
         while total < bytes.count {
-            let result = bytes.withUnsafeMutableBytes { raw in
-                systemRead(descriptor, raw.baseAddress! + total, raw.count - total)
+            let count: Int
+            do {
+                count = try bytes.withUnsafeMutableBytes { raw in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[total...]))
+                }
+            } catch {
+                throw ioError(path: path, error)
             }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw ioError(path: path)
-            }
-            if result == 0 { break }
-            total += result
+            if count == 0 { break }
+            total += count
         }
         return try bytes.withUnsafeBytes { try decode(raw: UnsafeRawBufferPointer(rebasing: $0[0..<total])) }
     }
 
     /// Creates `path.tmp-PID-N` exclusively (O_EXCL, O_NOFOLLOW), trying successive N: a name that already exists,
     /// or a planted symlink, is skipped instead of opened.
-    private static func createTemporaryFile(beside path: String) throws -> (Int32, String) {
-        var lastError: CryptoError = .identityFile(.io(path: path, errno: EEXIST, message: "no free temporary name"))
+    private static func createTemporaryFile(beside path: String) throws -> (FileDescriptor, String) {
+        var lastError = ioError(path: path, Errno.fileExists.rawValue)
         for attempt in 0..<64 {
             let temporary = "\(path).tmp-\(getpid())-\(attempt)"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if descriptor >= 0 { return (descriptor, temporary) }
-            lastError = ioError(path: temporary)
-            guard errno == EEXIST else { throw lastError }
+            do {
+                let file = try FileDescriptor.open(
+                    FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .noFollow, .closeOnExec],
+                    permissions: .ownerReadWrite)
+                return (file, temporary)
+            } catch {
+                lastError = ioError(path: temporary, error)
+                guard (error as? Errno) == .fileExists else { throw lastError }
+            }
         }
         throw lastError
     }
@@ -176,14 +182,21 @@ public enum IdentityFile {
     /// Makes the rename durable. Best effort: a directory that cannot be opened or synced leaves the file written.
     private static func syncDirectory(containing path: String) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let descriptor = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
+        guard
+            let file = try? FileDescriptor.open(
+                FilePath(directory.isEmpty ? "/" : directory), .readOnly, options: [.directory, .closeOnExec])
+        else { return }
+        _ = fsync(file.rawValue)
+        try? file.close()
     }
 
-    private static func ioError(path: String) -> CryptoError {
-        let code = errno
-        return .identityFile(.io(path: path, errno: code, message: String(cString: strerror(code))))
+    /// The error for a failed call on `path` with the system's code `code`, in the system's words.
+    private static func ioError(path: String, _ code: Int32) -> CryptoError {
+        .identityFile(.io(path: path, errno: code, message: String(cString: strerror(code))))
+    }
+
+    /// The error for a swift-system call on `path` that threw `error`.
+    private static func ioError(path: String, _ error: any Error) -> CryptoError {
+        ioError(path: path, (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
     }
 }
