@@ -215,8 +215,11 @@ struct MeshTests {
                 try #require(unresponsiveAt, "\(name): no unresponsive change before the departure") - crashedAt
             // 3 s on a quiet machine (UnresponsiveProcessTests holds separate processes to it). Here the unit suite's
             // other tests load both cores and the shared task pool: the tasks that watch the changes were seen to
-            // resume up to 2.5 s late, all three together, so the bound allows for that.
-            #expect(silence <= TestTiming.bound(.seconds(5)), "\(name) saw the silence after \(silence)")
+            // resume up to 2.5 s late, all three together, and on 2 of 6 full-suite runs on 2026-11-29 3.1 s late
+            // (6.1 s in all), so the bound allows 5 s of lateness. What this test holds is that the silence is
+            // reported well before the departure the 15 s idle timeout brings.
+            #expect(silence <= TestTiming.bound(.seconds(8)), "\(name) saw the silence after \(silence)")
+            #expect(silence + .seconds(5) < elapsed, "\(name): silence after \(silence), departure after \(elapsed)")
             #expect(elapsed <= TestTiming.bound(.seconds(25)), "\(name) noticed after \(elapsed)")
             #expect(!survivors[index].activeParticipants.contains(victim))
             print("crash: \(name) reported \(victim.name) unresponsive after \(silence), \(reason) after \(elapsed)")
