@@ -97,6 +97,23 @@ struct JoinProcedureTests {
         #expect(last && !again)
     }
 
+    @Test("A hint of another protocol revision is one failed hint: the join goes on, and fails naming it at the end")
+    func hintOfAnotherRevision() throws {
+        let (ana, ben) = (Self.member(1), Self.member(2))
+        var join = try Self.joiner([ana, ben])
+        let refusal = (ours: Array("huddle/1".utf8), theirs: Array("huddle/2".utf8))
+        let first = join.hintFailed(ana, refusal: refusal)
+        #expect(!first && join.hints == [ben], "ben may still let this node in")
+        // ben cannot be reached either: the join fails, and the refusal is what it reports.
+        let last = join.hintFailed(ben)
+        #expect(last)
+        #expect(join.refusal?.ours == refusal.ours && join.refusal?.theirs == refusal.theirs)
+        // Without any refusal the join fails for want of an answer.
+        var plain = try Self.joiner([ana])
+        let alone = plain.hintFailed(ana)
+        #expect(alone && plain.refusal == nil)
+    }
+
     @Test("A connection carries a request when it is the first hint to answer or the sponsor again, no other")
     func asksOnConnection() throws {
         let (ana, ben) = (Self.member(1), Self.member(2))
