@@ -30,8 +30,9 @@ public final class UDPEndpointDriver: Sendable {
     public let localAddress: NetworkAddress
     /// The endpoint's static key (what peers pass to `connect`).
     public let staticKey: X25519PublicKey
-    /// The endpoint's events, with backpressure; see ``EndpointEvents``.
-    public let events: EndpointEvents
+    /// The endpoint's events as a stream, with backpressure; see ``EndpointEvents``. For the benchmark and tests
+    /// (`@_spi(Testing) import HuddleTransport`); an application's node installs a handler with ``handleEvents``.
+    @_spi(Testing) public let events: EndpointEvents
     /// Whether datagrams are sent with UDP GSO (configured and supported by the kernel).
     public let usesSegmentationOffload: Bool
     /// Whether datagrams are received with UDP GRO (configured and supported by the kernel).
@@ -345,13 +346,15 @@ public final class UDPEndpointDriver: Sendable {
     }
 
     /// Authorises a peer (see ``Endpoint/addPeer(_:)``).
-    public func addPeer(_ credentials: PeerCredentials) async throws {
+    @_spi(Testing) public func addPeer(_ credentials: PeerCredentials) async throws {
         try await perform { endpoint, _ in try endpoint.addPeer(credentials) }
     }
 
     /// The connection to `peer` at `address`, created and its handshake started if there is none (see
     /// ``Endpoint/connect(to:at:now:)``). Watch ``events`` for `.connected`.
-    public func connect(to peer: X25519PublicKey, at address: NetworkAddress) async throws -> ConnectionID {
+    @_spi(Testing) public func connect(
+        to peer: X25519PublicKey, at address: NetworkAddress
+    ) async throws -> ConnectionID {
         try await perform { endpoint, now in try endpoint.connect(to: peer, at: address, now: now) }
     }
 
@@ -367,9 +370,9 @@ public final class UDPEndpointDriver: Sendable {
     /// ``TransportError/connectionClosed(_:)`` if the connection is or becomes closed before the endpoint took the
     /// message, ``TransportError/driverClosed`` after ``close()``, ``TransportError/cancelled`` if the task is
     /// cancelled before the endpoint took it (the message is then not sent). Never fails merely because the window is
-    /// full.
+    /// full. For the benchmark and tests (`@_spi(Testing)`): a node sends through ``enqueue(_:on:toPeer:tag:)``.
     @discardableResult
-    public func send(
+    @_spi(Testing) public func send(
         _ message: [UInt8], on channel: ChannelID, to connection: ConnectionID
     ) async throws(TransportError) -> MessageSequence {
         guard message.count <= WireLimits.maxMessageSize else {
@@ -427,7 +430,8 @@ public final class UDPEndpointDriver: Sendable {
     /// ``TransportError/connectionClosed(_:)`` if the connection is known to be closed when the message is offered
     /// or while its sender waits for room, ``TransportError/driverClosed`` after ``close()``,
     /// ``TransportError/cancelled`` if the task is cancelled before the message is accepted (then it is not sent).
-    public func enqueue(
+    /// For the benchmark and tests (`@_spi(Testing)`): a node sends by peer, ``enqueue(_:on:toPeer:tag:)``.
+    @_spi(Testing) public func enqueue(
         _ message: [UInt8], on channel: ChannelID, to connection: ConnectionID
     ) async throws(TransportError) {
         try await enqueue(message, on: channel, destination: .connection(connection))

@@ -4,7 +4,7 @@
 // A measurement tool, not a test: it prints numbers and never fails on them.
 import HuddleCrypto
 import HuddleProtocol
-import HuddleTransport
+@_spi(Testing) import HuddleTransport
 import HuddleWire
 import NIOCore
 import NIOPosix

@@ -1,5 +1,5 @@
 import HuddleProtocol
-import HuddleTransport
+@_spi(Testing) import HuddleTransport
 import HuddleWire
 import NIOConcurrencyHelpers
 import Testing

@@ -5,7 +5,7 @@ import NIOPosix
 import Testing
 
 @testable import HuddleProtocol
-@testable import HuddleTransport
+@_spi(Testing) @testable import HuddleTransport
 
 /// A dropped initiation gets no reply, so the log is where a failed handshake shows why (issue 19).
 @Suite("Why handshakes were dropped, in the log")

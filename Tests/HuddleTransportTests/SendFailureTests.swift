@@ -1,6 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
-import HuddleTransport
+@_spi(Testing) import HuddleTransport
 import HuddleWire
 import NIOPosix
 import Testing

@@ -1,6 +1,6 @@
 import HuddleCrypto
 import HuddleProtocol
-import HuddleTransport
+@_spi(Testing) import HuddleTransport
 import NIOConcurrencyHelpers
 import NIOPosix
 import Testing
