@@ -18,8 +18,8 @@ import SystemPackage
 /// Files are written with mode 0600 through an exclusively created temporary file and an atomic rename; reading
 /// checks ownership, type and permissions on the opened file, then the magic, version, length, checksum and binding
 /// signature, and reports each failure as a distinct ``IdentityFileProblem``. Files are opened, read, written and
-/// inspected through swift-system's `FileDescriptor` (which retries interrupted calls); `rename`, `unlink` and
-/// `fsync`, which it does not offer, are called directly.
+/// inspected through swift-system's `FileDescriptor` (which retries interrupted calls); `fchmod`, `rename`, `unlink`
+/// and `fsync`, which it does not offer, are called directly.
 public enum IdentityFile {
     /// The magic prefix.
     public static let magic: [UInt8] = Array("HUDDLEID".utf8)
@@ -137,7 +137,8 @@ public enum IdentityFile {
                     path: path, errno: Errno.notPermitted.rawValue,
                     message: "owned by uid \(status.userID.rawValue), not by this user"))
         }
-        let permissions = UInt32(status.permissions.rawValue)
+        // The permission bits alone: set-user-ID, set-group-ID and sticky bits are not what this check is about.
+        let permissions = UInt32(status.permissions.rawValue) & 0o777
         guard permissions & 0o077 == 0 else {
             throw CryptoError.identityFile(.insecurePermissions(path: path, mode: permissions))
         }
