@@ -19,6 +19,7 @@ import NIOConcurrencyHelpers
 /// | `huddle_handshakes_initiated_total`, `huddle_handshakes_completed_total` (rekeys included) | counter | |
 /// | `huddle_handshakes_failed_total` | counter | `reason`: `authentication`, `never_completed` |
 /// | `huddle_cookie_replies_sent_total`, `huddle_initiations_rate_limited_total` | counter | |
+/// | `huddle_protocol_refusals_total` (a handshake between different protocol revisions) | counter | `direction`: `sent` (this node refused a ticket holder of another revision), `received` (one refused this node) |
 /// | `huddle_packets_sent_total`, `huddle_packets_lost_total`, `huddle_spurious_losses_total` | counter | |
 /// | `huddle_messages_sent_total`, `huddle_messages_received_total` | counter | `class`: `reliable`, `unreliable` |
 /// | `huddle_message_bytes_sent_total`, `huddle_message_bytes_received_total` | counter | `class` |
@@ -88,6 +89,15 @@ final class NodeMetrics: Sendable {
             ),
             (counter("huddle_cookie_replies_sent_total"), { $0.transport.endpoint.cookieRepliesSent }),
             (counter("huddle_initiations_rate_limited_total"), { $0.transport.endpoint.initiationsRateLimited }),
+            // Someone upgraded and someone did not: only the joiner's error says so otherwise (docs/PROTOCOL.md 2.5).
+            (
+                counter("huddle_protocol_refusals_total", [("direction", "sent")]),
+                { $0.transport.endpoint.refusalsSent }
+            ),
+            (
+                counter("huddle_protocol_refusals_total", [("direction", "received")]),
+                { $0.transport.endpoint.refusalsAccepted }
+            ),
             // The kernel refused these (a local firewall's EPERM, a probe over the interface MTU, no route): lost as
             // on the path, so an operator sees a firewall eating the mesh's traffic here and nowhere else.
             (counter("huddle_datagrams_refused_total"), { $0.transport.datagramsRefused }),

@@ -48,6 +48,10 @@ struct ProtocolRevisionTests {
         #expect(message.contains(revisions.host) && message.contains(revisions.joiner), "\(message)")
         #expect(session.state == .joined)
         #expect(session.activeParticipants.map(\.name) == ["host"])
+        // What huddle_protocol_refusals_total reports: the host refused, the joiner was refused.
+        let refused = try await host.driver.perform { endpoint, _ in endpoint.statistics.refusalsSent }
+        let wasRefused = try await joiner.driver.perform { endpoint, _ in endpoint.statistics.refusalsAccepted }
+        #expect(refused >= 1 && wasRefused == 1, "sent \(refused), received \(wasRefused)")
         await host.shutdown()
         await joiner.shutdown()
     }
