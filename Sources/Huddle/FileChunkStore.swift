@@ -407,11 +407,14 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     ) throws(StorageError) -> Value {
         do {
             return try body()
-        } catch let error as Errno {
-            throw failure(error.rawValue)
         } catch {
-            throw failure(Errno.ioError.rawValue)
+            throw failure(code(of: error))
         }
+    }
+
+    /// The system's code for an error a swift-system call threw (`EIO` for anything that is not an `Errno`).
+    private static func code(of error: any Error) -> Int32 {
+        (error as? Errno ?? .ioError).rawValue
     }
 
     /// Opens (creating if needed) `path` for writing with the extra `options`, runs `body` on it and closes it,
@@ -440,7 +443,7 @@ struct FileChunkStore: JournalChunkStore, Sendable {
         } catch Errno.interrupted {
             return
         } catch {
-            throw writeFailure("write", path)((error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
+            throw writeFailure("write", path)(code(of: error))
         }
     }
 
@@ -508,18 +511,18 @@ struct FileChunkStore: JournalChunkStore, Sendable {
     private static func createTemporaryFile(
         in folder: String, name: String, reportedAs: String
     ) throws(StorageError) -> (FileDescriptor, String) {
-        var code = Errno.fileExists
+        var code = Errno.fileExists.rawValue
         for _ in 0..<16 {
             let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
             let temporary = "\(folder)/.\(name).partial-\(suffix)"
             do {
                 return (try open(temporary, .writeOnly, options: [.create, .exclusiveCreate, .noFollow]), temporary)
             } catch {
-                code = error as? Errno ?? .ioError
-                guard code == .fileExists else { break }
+                code = Self.code(of: error)
+                guard code == Errno.fileExists.rawValue else { break }
             }
         }
-        throw writeFailure("create a file beside", reportedAs)(code.rawValue)
+        throw writeFailure("create a file beside", reportedAs)(code)
     }
 
     /// Makes a rename in `folder` durable. Best effort: if the directory cannot be synced, the copy is still complete

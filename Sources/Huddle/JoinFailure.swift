@@ -39,7 +39,8 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
         case .refused(.invitationClosed): self = .invitationClosed
         case .refused(.unspecified): self = .refused
         case .incompatibleProtocol(let ours, let theirs):
-            self = .incompatibleProtocol(ours: Self.revisionName(ours), theirs: Self.revisionName(theirs))
+            self = .incompatibleProtocol(
+                ours: JoinFailureCause.revisionName(ours), theirs: JoinFailureCause.revisionName(theirs))
         }
     }
 
@@ -61,11 +62,5 @@ public enum JoinFailure: Sendable, Hashable, CustomStringConvertible {
             "a member speaks protocol \(theirs) and this node \(ours): run builds of one protocol revision on both "
                 + "(compare `huddle --version`)"
         }
-    }
-
-    /// A prologue as text a person can read: its printable ASCII, anything else as `?` (a refusal's prologue comes
-    /// from the peer, and ends up in logs and terminals).
-    static func revisionName(_ prologue: [UInt8]) -> String {
-        String(prologue.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "?" })
     }
 }

@@ -15,9 +15,6 @@ public struct HandshakeRefusal: Hashable, Sendable, WireEncodable {
     public static let plaintextLength = 32
     /// The longest prologue a refusal can name (the plaintext's length byte comes first).
     public static let maxPrologueLength = plaintextLength - 1
-    /// The bytes the AEAD authenticates besides the initiation's `mac1`: the refusal's own first 8 (type, reserved,
-    /// receiver index), so a refusal cannot be taken for a cookie reply sealed under the same key.
-    public static let headerLength = 8
 
     /// The sender index of the initiation being refused.
     public var receiverIndex: ReceiverIndex
@@ -51,7 +48,8 @@ public struct HandshakeRefusal: Hashable, Sendable, WireEncodable {
         self = try HandshakeField.withBytes(datagram) { raw throws(WireError) in try Self(decoding: raw) }
     }
 
-    /// The 8 bytes the refusal starts with (type, reserved, receiver index): part of what its AEAD authenticates.
+    /// The 8 bytes the refusal starts with (type, reserved, receiver index): what its AEAD authenticates besides the
+    /// initiation's `mac1`, so a refusal cannot be taken for a cookie reply sealed under the same key.
     public var header: [UInt8] { Self.header(receiverIndex: receiverIndex) }
 
     /// The 8 bytes a refusal of the initiation with sender index `receiverIndex` starts with.

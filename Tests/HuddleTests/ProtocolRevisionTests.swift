@@ -1,4 +1,5 @@
 import HuddleCrypto
+import HuddleSession
 import Testing
 
 @_spi(Testing) @testable import Huddle
@@ -58,7 +59,7 @@ struct ProtocolRevisionTests {
 
     @Test("a refusal's revision is shown as printable text whatever bytes the peer put in it")
     func revisionNamesArePrintable() {
-        #expect(JoinFailure.revisionName(Array("huddle/2".utf8)) == "huddle/2")
-        #expect(JoinFailure.revisionName([0x68, 0x1B, 0x5B, 0x32, 0x4A, 0xFF, 0x0A]) == "h?[2J??")
+        #expect(JoinFailureCause.revisionName(Array("huddle/2".utf8)) == "huddle/2")
+        #expect(JoinFailureCause.revisionName([0x68, 0x1B, 0x5B, 0x32, 0x4A, 0xFF, 0x0A]) == "h?[2J??")
     }
 }

@@ -16,7 +16,13 @@ public enum JoinFailureCause: Sendable, Hashable, CustomStringConvertible {
         case .sponsorDisconnected: "the member that was letting this node in disconnected"
         case .noMemberReachable: "no member named in the invitation could be reached"
         case .incompatibleProtocol(let ours, let theirs):
-            "a member speaks \(String(decoding: theirs, as: UTF8.self)), this node \(String(decoding: ours, as: UTF8.self))"
+            "a member speaks \(Self.revisionName(theirs)), this node \(Self.revisionName(ours))"
         }
+    }
+
+    /// A prologue as text a person can read: its printable ASCII, anything else as `?` (a refusal's prologue comes
+    /// from the peer, and ends up in logs and terminals).
+    public static func revisionName(_ prologue: [UInt8]) -> String {
+        String(prologue.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "?" })
     }
 }
