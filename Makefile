@@ -88,10 +88,14 @@ examples-test: deps
 ## Unit, property and known-answer tests, loopback and multi-process tests of `huddle`, and (as root) the
 ## network-namespace tests (debug build) and the 32-process mesh (MeshProcessTests, twice), these last on their own:
 ## their 20 MiB transfers between five processes and 32 processes at once would load the machine under the
-## timing-sensitive loopback tests. The simulation suite runs in release mode.
+## timing-sensitive loopback tests. The initiation flood (JoinFloodTests) runs alone last, for the same reason:
+## 5,000 initiations/s into a node of the test process slowed the suite's other joins past their bounds, and the
+## suite's load made the flooded node itself answer late (a 12 ms join took 12-25 s). The simulation suite runs
+## in release mode.
 unit-tests: deps
-	$(SWIFT) test --skip HuddleSimulationTests --skip NetworkNamespaceTests --skip MeshProcessTests
+	$(SWIFT) test --skip HuddleSimulationTests --skip NetworkNamespaceTests --skip MeshProcessTests --skip JoinFloodTests
 	$(SWIFT) test --skip-build --filter NetworkNamespaceTests --filter MeshProcessTests
+	$(SWIFT) test --skip-build --filter JoinFloodTests
 
 ## The same with the slow cases too (HUDDLE_SLOW_TESTS=1: e.g. the 30 s join timeout).
 ## The unit and loopback suites under ThreadSanitizer, then AddressSanitizer, each in its own build folder

@@ -165,32 +165,38 @@ struct RelayProcessTests {
         let politeKey = polite.key.publicKey.bytes
         let clock = ContinuousClock()
         let started = clock.now
-        let counter = Task.detached { () -> (bytes: Int, polite: Int) in
-            var bytes = 0
-            var polite = 0
-            while let datagram = receiver.socket.receive() {
-                bytes += datagram.count
-                // RELAY_DELIVER names the sender: the polite client's packet, forwarded despite the flood.
-                if Array(datagram[4..<36]) == politeKey { polite += 1 }
+        // Both loops block (recv with a timeout, usleep), so each has a thread of its own, not one of the pool's.
+        let counter = Task {
+            try await OwnThread.run("relay counter") { () -> (bytes: Int, polite: Int) in
+                var bytes = 0
+                var polite = 0
+                while let datagram = receiver.socket.receive() {
+                    bytes += datagram.count
+                    // RELAY_DELIVER names the sender: the polite client's packet, forwarded despite the flood.
+                    if Array(datagram[4..<36]) == politeKey { polite += 1 }
+                }
+                return (bytes, polite)
             }
-            return (bytes, polite)
         }
         // About 5 MB/s, 25 times the rate: greedy, yet well within what loopback and the relay's socket take, so
         // what the relay drops is its own decision, not the kernel's.
-        var offered = 0
-        var politeSent = false
-        while clock.now - started < .seconds(2) {
-            for _ in 0..<10 { greedy.socket.send(packet, to: port) }
-            offered += 10 * packet.count
-            usleep(2_500)
-            if !politeSent, clock.now - started > .seconds(1) {
-                // The polite client's one packet, in the middle of the flood.
-                polite.socket.send(Client.envelope(to: receiver.key, size: 300), to: port)
-                politeSent = true
+        let offered = try await OwnThread.run("greedy sender") { () -> Int in
+            var offered = 0
+            var politeSent = false
+            while clock.now - started < .seconds(2) {
+                for _ in 0..<10 { greedy.socket.send(packet, to: port) }
+                offered += 10 * packet.count
+                usleep(2_500)
+                if !politeSent, clock.now - started > .seconds(1) {
+                    // The polite client's one packet, in the middle of the flood.
+                    polite.socket.send(Client.envelope(to: receiver.key, size: 300), to: port)
+                    politeSent = true
+                }
             }
+            return offered
         }
         let elapsed = (clock.now - started) / .seconds(1)
-        let (received, politeDelivered) = await counter.value
+        let (received, politeDelivered) = try await counter.value
         #expect(politeDelivered == 1)
         print(
             "relay: offered \(offered) bytes in \(elapsed) s, forwarded \(received) (rate \(rate) B/s, burst \(burst))")
