@@ -136,6 +136,7 @@ let package = Package(
                 "HuddleProtocol",
                 "HuddleCrypto",
                 "HuddleWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -212,9 +213,11 @@ let package = Package(
                 "HuddleProtocol",
                 "HuddleCrypto",
                 "HuddleWire",
+                "HuddleTestKit",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

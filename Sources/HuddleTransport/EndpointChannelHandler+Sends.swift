@@ -17,7 +17,7 @@ extension EndpointChannelHandler {
     func drainOutbound() {
         guard !isClosed else { return }
         serviceSends()
-        if !unsentReports.isEmpty { deliverEvents() }
+        if events.hasUnsentReports { deliverEvents() }
         flushTransmits(budget: settings.maxDatagramsPerFlush)
         rearmTimer()
     }
@@ -178,20 +178,8 @@ extension EndpointChannelHandler {
             addressed = connection
             peer = key
         }
-        // One report per connection, peer and channel until handed out, so the list stays as small as the set of
-        // destinations even while nobody takes events.
-        if let index = unsentReports.firstIndex(where: {
-            $0.connection == addressed && $0.peer == peer && $0.channel == send.channel
-        }) {
-            unsentReports[index].count += 1
-            unsentReports[index].bytes += send.message.count
-            unsentReports[index].tags.append(send.tag)
-        } else {
-            unsentReports.append(
-                UnsentMessages(
-                    connection: addressed, peer: peer, channel: send.channel, count: 1, bytes: send.message.count,
-                    tags: [send.tag]))
-        }
+        events.reportUnsent(
+            connection: addressed, peer: peer, channel: send.channel, bytes: send.message.count, tag: send.tag)
     }
 
     /// Notes the allowance of `send` for the next release (consecutive messages of one key are merged).

@@ -6,6 +6,11 @@ import NIOCore
 /// The event-loop half of a ``UDPEndpointDriver``: owns the ``Endpoint`` and feeds it the channel's datagrams, its
 /// timer and the application's calls, then drains transmits, events and waiting sends.
 ///
+/// It composes one part per job: ``EventDelivery`` (events out to the installed consumer), ``LoopTimer`` (the one
+/// timer), the send intake (`EndpointChannelHandler+Sends.swift`), transmit batching
+/// (`EndpointChannelHandler+Transmit.swift`, ``DirectDatagramSender``) and socket replacement
+/// (``ChannelReplacement``); this file holds the channel callbacks and the order they run in.
+///
 /// Threading: every member is touched only on the channel's event loop (NIO calls handler methods there, and the
 /// driver reaches it only through a `NIOLoopBound`, which checks the loop on every access). That confinement is why
 /// the non-`Sendable` ``Endpoint`` can live here.
@@ -28,7 +33,6 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         var transmitSlotSize: Int
         /// Room for a base-size datagram behind a relay header: what the outbound buffer is first sized by.
         var baseSlotSize: Int
-        var eventsPerYield: Int
         var logger: Logger?
     }
 
@@ -38,7 +42,6 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var handshakeDrops: HandshakeDropReport
     let clock: DriverClock
     let settings: Settings
-    let eventSource: EndpointEvents.Producer.Source
     var statistics: TransportStatistics
     var addresses = SocketAddressConverter()
     /// The channel context, set while the handler is in the pipeline.
@@ -66,20 +69,12 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// later datagrams go out one per write.
     var segmentationOffloadFailed = false
 
-    var timer: Scheduled<Void>?
-    var armedDeadline: Instant?
+    var timer = LoopTimer()
     /// The timers of the layer above, run by this handler's one timer.
     var timerClient: TimerClient?
-
-    /// Whether the event consumer wants more (false between the buffer reaching the high watermark and dropping
-    /// below the low one).
-    var eventDemand = true
-    var eventConsumerGone = false
-    var eventBatch: [EndpointEvent] = []
-    /// Set by ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``: events go to it instead of the stream.
-    var eventHandler: InstalledEventHandler?
-    /// Whether the installed handler wants more (false from its returning `false` until it asks to resume).
-    var handlerDemand = true
+    /// Events out to the consumer installed by ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``, with the
+    /// driver's reports of unsent messages.
+    var events = EventDelivery()
 
     /// The queue senders append to; drained here.
     let sendQueue: OutboundQueue
@@ -91,9 +86,6 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var pendingChannels: [PendingChannel] = []
     /// Allowance to give back to ``sendQueue``: messages handed to the endpoint or failed since the last release.
     var handed: [OutboundQueue.Release] = []
-    /// Reports of accepted messages that never reached the endpoint, handed out as `.unsent` events before the
-    /// endpoint's own.
-    var unsentReports: [UnsentMessages] = []
     /// Set by ``close()`` or when the channel goes inactive: no more input is accepted.
     var isClosed = false
     /// Binds a new channel for this handler when SwiftNIO closed the current one after a refused send (see
@@ -106,20 +98,17 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var abandoned = false
 
     init(
-        endpoint: Endpoint, clock: DriverClock, settings: Settings, eventSource: EndpointEvents.Producer.Source,
-        sendQueue: OutboundQueue, loop: any EventLoop
+        endpoint: Endpoint, clock: DriverClock, settings: Settings, sendQueue: OutboundQueue, loop: any EventLoop
     ) {
         self.endpoint = endpoint
         self.clock = clock
         self.settings = settings
-        self.eventSource = eventSource
         self.sendQueue = sendQueue
         self.loop = loop
         self.statistics = TransportStatistics(endpoint: endpoint.statistics)
         self.handshakeDrops = HandshakeDropReport(from: endpoint.statistics)
         self.scratch = .allocate(byteCount: TransportConfiguration.offloadReceiveSliceSize, alignment: 16)
         self.outbound = ByteBufferAllocator().buffer(capacity: 0)
-        eventBatch.reserveCapacity(settings.eventsPerYield)
     }
 
     deinit {
@@ -239,33 +228,25 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         deliverEvents()
         serviceSends()
         // Messages that failed just now are reported at once, not at the next input.
-        if !unsentReports.isEmpty { deliverEvents() }
+        if events.hasUnsentReports { deliverEvents() }
         flushTransmits(budget: settings.maxDatagramsPerFlush)
         rearmTimer()
     }
 
     // MARK: - Timer
 
-    /// Keeps one timer armed at or before the endpoint's earliest deadline. A timer armed earlier than needed is
-    /// kept (firing early is harmless: ``Endpoint/handleTimeout(now:)`` only runs what is due), which avoids
-    /// re-scheduling after every read batch.
+    /// Keeps the one timer armed at or before the earliest deadline of the endpoint and of the layer above.
     func rearmTimer() {
         // While the socket is not writable nothing could be sent anyway, and a paced deadline already in the past
         // would fire in a loop: the writability change re-arms instead.
         guard !isClosed, let context, context.channel.isWritable else { return }
         let clientDeadline = timerClient.flatMap { $0.deadline(clock.now) }
         guard let deadline = Instant.earliest(endpoint.nextDeadline, clientDeadline) else { return }
-        if let armed = armedDeadline, armed <= deadline { return }
-        timer?.cancel()
-        armedDeadline = deadline
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: clock.deadline(for: deadline)) {
-            self.timerFired()
-        }
+        timer.arm(at: deadline, clock: clock, on: context.eventLoop) { self.timerFired() }
     }
 
     private func timerFired() {
-        timer = nil
-        armedDeadline = nil
+        timer.fired()
         guard !isClosed else { return }
         let now = clock.now
         endpoint.handleTimeout(now: now)
@@ -277,94 +258,27 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     func installTimerClient(_ client: TimerClient?) {
         timerClient = client
         // A deadline the new client brings may be earlier than the one armed.
-        armedDeadline = nil
-        timer?.cancel()
-        timer = nil
+        timer.cancel()
         afterInput()
     }
 
     // MARK: - Events
 
-    /// Moves events from the endpoint to the consumer while it has demand.
+    /// Hands events to the installed consumer while it wants more.
     func deliverEvents() {
-        if let eventHandler {
-            deliverEvents(to: eventHandler)
-            return
-        }
-        while eventDemand || eventConsumerGone {
-            eventBatch.removeAll(keepingCapacity: true)
-            while eventBatch.count < settings.eventsPerYield, let event = nextEvent() {
-                eventBatch.append(event)
-            }
-            if eventBatch.isEmpty { return }
-            if eventConsumerGone {
-                statistics.eventsDiscarded += eventBatch.count
-                continue
-            }
-            statistics.eventsDelivered += eventBatch.count
-            switch eventSource.yield(contentsOf: eventBatch) {
-            case .produceMore: break
-            case .stopProducing: eventDemand = false
-            case .dropped: eventConsumerGone = true
-            }
-        }
+        statistics.eventsDelivered += events.deliver(from: &endpoint, now: clock.now, closed: connectionClosed)
     }
 
-    /// The next event: reports of unsent messages first, then the endpoint's. A `.closed` event also tells the
-    /// outbound queue, so later sends to that connection fail at once.
-    func nextEvent() -> EndpointEvent? {
-        if !unsentReports.isEmpty { return .unsent(unsentReports.removeFirst()) }
-        guard let event = endpoint.pollEvent() else { return nil }
-        if case .closed(let id, _, _, _) = event { connectionClosed(id) }
-        return event
-    }
-
-    /// Hands events to the installed handler in batches while it wants more.
-    private func deliverEvents(to handler: InstalledEventHandler) {
-        while handlerDemand {
-            var batch: [EndpointEvent] = []
-            var bytes = 0
-            while batch.count < handler.maxEvents, bytes < handler.maxBytes, let event = nextEvent() {
-                switch event {
-                case .message(_, _, let payload), .datagram(_, _, let payload): bytes += payload.count
-                default: break
-                }
-                batch.append(event)
-            }
-            if batch.isEmpty { return }
-            statistics.eventsDelivered += batch.count
-            handlerDemand = handler.body(batch, &endpoint, clock.now)
-        }
-    }
-
-    /// Installs `handler`: from now on events go to it, and the stream ends.
-    func installEventHandler(_ handler: InstalledEventHandler) {
-        eventHandler = handler
-        handlerDemand = true
-        eventSource.finish()
+    /// Installs `consumer`: from now on events go to it.
+    func installEventHandler(_ consumer: InstalledEventHandler) {
+        events.install(consumer)
         guard !isClosed else { return }
         afterInput()
     }
 
-    /// The installed handler asked for more events.
+    /// The installed consumer asked for more events.
     func handlerDemandResumed() {
-        guard eventHandler != nil, !handlerDemand else { return }
-        handlerDemand = true
-        guard !isClosed else { return }
-        afterInput()
-    }
-
-    /// The consumer drained its buffer below the low watermark.
-    func eventDemandResumed() {
-        eventDemand = true
-        guard !isClosed else { return }
-        afterInput()
-    }
-
-    /// The consumer stopped iterating for good: events are discarded from now on so flow control is not stuck.
-    func eventConsumerTerminated() {
-        eventConsumerGone = true
-        guard !isClosed else { return }
+        guard events.resume(), !isClosed else { return }
         afterInput()
     }
 
@@ -382,33 +296,17 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         }
         // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
         flushTransmits(budget: .max)
-        // The local `.closed` events are handed over even past the high watermark: the stream ends here.
-        if let eventHandler {
-            var batch: [EndpointEvent] = []
-            while let event = nextEvent() { batch.append(event) }
-            if !batch.isEmpty {
-                statistics.eventsDelivered += batch.count
-                _ = eventHandler.body(batch, &endpoint, clock.now)
-            }
-        }
-        while let event = nextEvent() {
-            eventBatch.removeAll(keepingCapacity: true)
-            eventBatch.append(event)
-            statistics.eventsDelivered += 1
-            _ = eventSource.yield(contentsOf: eventBatch)
-        }
+        // The local `.closed` events are handed over whether or not the consumer wants more: they are its last.
+        statistics.eventsDelivered += events.deliverFinal(from: &endpoint, now: now, closed: connectionClosed)
         shutDown()
     }
 
-    /// Stops timers, fails waiting sends and ends the event stream.
+    /// Stops the timer and fails waiting sends.
     private func shutDown() {
         guard !isClosed else { return }
         isClosed = true
-        timer?.cancel()
-        timer = nil
-        armedDeadline = nil
+        timer.cancel()
         failAllSends()
-        eventSource.finish()
     }
 
     /// The driver's counters with the endpoint's.

@@ -43,15 +43,6 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// At most this many datagrams are taken from the endpoint per flush, so a large backlog yields to reads; the
     /// rest is sent from a follow-up task on the same event loop.
     public var maxDatagramsPerFlush: Int
-    /// Events buffered for a slow consumer of ``UDPEndpointDriver/events`` before the driver stops taking events
-    /// from the endpoint (which then withholds flow-control credit from the peers). Events are handed over in
-    /// batches of up to half this number, so at most about 1.5 times this many wait: with 256 KiB messages and the
-    /// default of 32, about 12 MiB in the worst case. Only the stream of events that the benchmark and tests read
-    /// uses it (an installed event handler, as the library's, has its own backpressure), so it is not part of the
-    /// application-facing configuration: `@_spi(Testing) import HuddleTransport`.
-    @_spi(Testing) public var eventBufferHighWatermark: Int
-    /// The buffered-event count below which the driver resumes taking events (see ``eventBufferHighWatermark``).
-    @_spi(Testing) public var eventBufferLowWatermark: Int
     /// The most bytes of reliable messages the driver holds per connection and channel that the endpoint has not
     /// taken yet (queued by ``UDPEndpointDriver/enqueue(_:on:to:)`` or ``UDPEndpointDriver/send(_:on:to:)``, or
     /// waiting for the channel's send window); a sender that would exceed it waits. A single larger message is
@@ -83,8 +74,6 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.readsPerBatch = 4
         self.maxReceiveDatagramSize = WireLimits.maxDatagramSize
         self.maxDatagramsPerFlush = 256
-        self.eventBufferHighWatermark = 32
-        self.eventBufferLowWatermark = 8
         self.maxOutboundBytesPerChannel = 1 << 20
         self.maxOutboundMessagesPerChannel = 4_096
         self.socketReceiveBufferSize = 4 * 1024 * 1024

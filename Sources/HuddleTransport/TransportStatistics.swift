@@ -34,10 +34,8 @@ public struct TransportStatistics: Sendable, Hashable {
     /// Times the socket was replaced by a new one on the same address because SwiftNIO closed it after the kernel
     /// refused a datagram (EPERM from a firewall, EACCES, EINVAL, ENETUNREACH, ...).
     public var socketRebinds = 0
-    /// Events handed to the consumer of ``UDPEndpointDriver/events``.
+    /// Events handed to the handler installed with ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``.
     public var eventsDelivered = 0
-    /// Events discarded because the consumer of ``UDPEndpointDriver/events`` went away.
-    public var eventsDiscarded = 0
     /// Times a channel's send window filled up while accepted messages still waited for it (they stay queued, and
     /// once the outbound queue's allowance is used up the senders wait too).
     public var sendsSuspended = 0

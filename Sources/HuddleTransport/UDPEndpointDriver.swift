@@ -16,7 +16,7 @@ import NIOPosix
 /// ``EndpointChannelHandler`` (checked on every access).
 ///
 /// Hot path: reads are batched (vector reads, or UDP GRO split by segment size), each datagram is decrypted in a
-/// reused buffer, events go to ``events`` or, without a thread switch, to a handler installed with
+/// reused buffer, events go without a thread switch to the consumer installed with
 /// ``handleEvents(maxEvents:maxBytes:_:)``, and after each read batch or drain the pending transmits are written in
 /// one flush (small messages queued together share packets), equal-size datagrams to one destination coalesced into a
 /// UDP GSO write. See `docs/ARCHITECTURE.md` ("HuddleTransport").
@@ -30,9 +30,6 @@ public final class UDPEndpointDriver: Sendable {
     public let localAddress: NetworkAddress
     /// The endpoint's static key (what peers pass to `connect`).
     public let staticKey: X25519PublicKey
-    /// The endpoint's events as a stream, with backpressure; see ``EndpointEvents``. For the benchmark and tests
-    /// (`@_spi(Testing) import HuddleTransport`); an application's node installs a handler with ``handleEvents``.
-    @_spi(Testing) public let events: EndpointEvents
     /// Whether datagrams are sent with UDP GSO (configured and supported by the kernel).
     public let usesSegmentationOffload: Bool
     /// Whether datagrams are received with UDP GRO (configured and supported by the kernel).
@@ -54,14 +51,13 @@ public final class UDPEndpointDriver: Sendable {
     private init(
         channel: NIOLockedValueBox<any Channel>, handler: NIOLoopBound<EndpointChannelHandler>,
         outbound: OutboundQueue, localAddress: NetworkAddress,
-        staticKey: X25519PublicKey, events: EndpointEvents, usesSegmentationOffload: Bool, usesReceiveOffload: Bool
+        staticKey: X25519PublicKey, usesSegmentationOffload: Bool, usesReceiveOffload: Bool
     ) {
         self.channel = channel
         self.handler = handler
         self.outbound = outbound
         self.localAddress = localAddress
         self.staticKey = staticKey
-        self.events = events
         self.usesSegmentationOffload = usesSegmentationOffload
         self.usesReceiveOffload = usesReceiveOffload
         self.taskExecutor = EventLoopTaskExecutor(handler.eventLoop)
@@ -82,41 +78,71 @@ public final class UDPEndpointDriver: Sendable {
         try validate(transport)
         let loop = group.next()
         let clock = DriverClock()
-        let configuration = {
-            var adjusted = configuration
-            adjusted.wallClockAtOrigin = clock.wallClockAtOrigin
-            // Probing larger datagrams is only safe with the don't-fragment bit set (else the kernel fragments a
-            // probe the route cannot carry and it arrives anyway).
-            if !Self.setsDontFragment(transport) {
-                adjusted.connection.maxProbedDatagramSize = adjusted.connection.maxDatagramSize
-            } else if adjusted.connection.maxProbedDatagramSize == nil {
-                adjusted.connection.maxProbedDatagramSize = WireLimits.maxDatagramSize
-            }
-            return adjusted
-        }()
+        let configuration = resolved(configuration, transport: transport, clock: clock)
         let gso = transport.segmentationOffload && System.supportsUDPSegmentationOffload
         let gro = transport.receiveOffload && System.supportsUDPReceiveOffload
-        let settings = EndpointChannelHandler.Settings(
-            segmentationOffload: gso, receiveOffload: gro, maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
-            transmitSlotSize: max(
-                configuration.connection.maxDatagramSize, configuration.connection.maxProbedDatagramSize ?? 0,
-                HandshakeInitiation.encodedLength) + RelayEnvelope.headerLength,
-            baseSlotSize: max(configuration.connection.maxDatagramSize, HandshakeInitiation.encodedLength)
-                + RelayEnvelope.headerLength,
-            eventsPerYield: max(transport.eventBufferHighWatermark / 2, 1), logger: logger)
-
+        let settings = handlerSettings(
+            for: configuration, segmentationOffload: gso, receiveOffload: gro, transport, logger)
         let outbound = OutboundQueue(
             limits: .init(
                 bytes: transport.maxOutboundBytesPerChannel, messages: transport.maxOutboundMessagesPerChannel))
-        let delegate = EventDemandDelegate()
-        let produced = NIOAsyncSequenceProducer.makeSequence(
-            elementType: EndpointEvent.self,
-            backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
-                lowWatermark: transport.eventBufferLowWatermark, highWatermark: transport.eventBufferHighWatermark),
-            finishOnDeinit: false, delegate: delegate)
-        let source = produced.source
+        let channel = try await openChannel(on: loop, transport: transport, receiveOffload: gro) {
+            EndpointChannelHandler(
+                endpoint: Endpoint(
+                    configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator()),
+                clock: clock, settings: settings, sendQueue: outbound, loop: loop)
+        }
+        let (handler, bound, localAddress) = try await locateHandler(in: channel, on: loop, transport: transport)
+        let channelBox = NIOLockedValueBox<any Channel>(channel)
+        let replacement = ChannelReplacement(
+            loop: loop, transport: transport, receiveOffload: gro, address: bound, channel: channelBox)
+        try? await loop.submit { handler.value.replaceChannel = { replacement.start(for: $0) } }.get()
+        return UDPEndpointDriver(
+            channel: channelBox, handler: handler, outbound: outbound, localAddress: localAddress,
+            staticKey: configuration.identity.agreementKey.publicKey, usesSegmentationOffload: gso,
+            usesReceiveOffload: gro)
+    }
 
-        let channel: any Channel
+    /// `configuration` as the endpoint runs it: its wall clock is the driver's, and its Path MTU discovery ceiling
+    /// follows whether the socket can set the don't-fragment bit.
+    private static func resolved(
+        _ configuration: EndpointConfiguration, transport: TransportConfiguration, clock: DriverClock
+    ) -> EndpointConfiguration {
+        var adjusted = configuration
+        adjusted.wallClockAtOrigin = clock.wallClockAtOrigin
+        // Probing larger datagrams is only safe with the don't-fragment bit set (else the kernel fragments a probe
+        // the route cannot carry and it arrives anyway).
+        if !setsDontFragment(transport) {
+            adjusted.connection.maxProbedDatagramSize = adjusted.connection.maxDatagramSize
+        } else if adjusted.connection.maxProbedDatagramSize == nil {
+            adjusted.connection.maxProbedDatagramSize = WireLimits.maxDatagramSize
+        }
+        return adjusted
+    }
+
+    /// The handler's settings: offloads as checked against the kernel, and transmit slots sized for the largest
+    /// datagram the endpoint may send behind a relay header.
+    private static func handlerSettings(
+        for configuration: EndpointConfiguration, segmentationOffload: Bool, receiveOffload: Bool,
+        _ transport: TransportConfiguration, _ logger: Logger?
+    ) -> EndpointChannelHandler.Settings {
+        let connection = configuration.connection
+        return EndpointChannelHandler.Settings(
+            segmentationOffload: segmentationOffload, receiveOffload: receiveOffload,
+            maxDatagramsPerFlush: transport.maxDatagramsPerFlush,
+            transmitSlotSize: max(
+                connection.maxDatagramSize, connection.maxProbedDatagramSize ?? 0, HandshakeInitiation.encodedLength)
+                + RelayEnvelope.headerLength,
+            baseSlotSize: max(connection.maxDatagramSize, HandshakeInitiation.encodedLength)
+                + RelayEnvelope.headerLength,
+            logger: logger)
+    }
+
+    /// Binds the socket as `transport` says, with a handler from `makeHandler` in its pipeline.
+    private static func openChannel(
+        on loop: any EventLoop, transport: TransportConfiguration, receiveOffload: Bool,
+        makeHandler: @escaping @Sendable () -> EndpointChannelHandler
+    ) async throws(TransportError) -> any Channel {
         do {
             #if os(Linux)
                 // The driver binds the socket itself so it can send on it directly (see DirectDatagramSender).
@@ -128,33 +154,30 @@ public final class UDPEndpointDriver: Sendable {
                         nil
                     }
             #endif
-            let bootstrap = Self.bootstrap(on: loop, transport: transport, receiveOffload: gro).channelInitializer {
-                channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let endpoint = Endpoint(
-                        configuration: configuration, generator: SystemRandomGenerator.seededProtocolGenerator())
-                    let handler = EndpointChannelHandler(
-                        endpoint: endpoint, clock: clock, settings: settings, eventSource: source, sendQueue: outbound,
-                        loop: loop)
-                    #if os(Linux)
-                        handler.directSender = descriptor.map(DirectDatagramSender.init(descriptor:))
-                    #endif
-                    try channel.pipeline.syncOperations.addHandler(handler)
+            let bootstrap = bootstrap(on: loop, transport: transport, receiveOffload: receiveOffload)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = makeHandler()
+                        #if os(Linux)
+                            handler.directSender = descriptor.map(DirectDatagramSender.init(descriptor:))
+                        #endif
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
                 }
-            }
             #if os(Linux)
-                if let descriptor {
-                    channel = try await bootstrap.withBoundSocket(descriptor).get()
-                } else {
-                    channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
-                }
-            #else
-                channel = try await bootstrap.bind(host: transport.host, port: transport.port).get()
+                if let descriptor { return try await bootstrap.withBoundSocket(descriptor).get() }
             #endif
+            return try await bootstrap.bind(host: transport.host, port: transport.port).get()
         } catch {
-            source.finish()
             throw .binding(error, host: transport.host, port: transport.port)
         }
+    }
+
+    /// The handler in `channel`'s pipeline, bound to its loop, with the address the socket got; closes the channel
+    /// when either is missing.
+    private static func locateHandler(
+        in channel: any Channel, on loop: any EventLoop, transport: TransportConfiguration
+    ) async throws(TransportError) -> (NIOLoopBound<EndpointChannelHandler>, SocketAddress, NetworkAddress) {
         let handler: NIOLoopBound<EndpointChannelHandler>
         do {
             handler = try await loop.submit {
@@ -162,25 +185,14 @@ public final class UDPEndpointDriver: Sendable {
                     try channel.pipeline.syncOperations.handler(type: EndpointChannelHandler.self), eventLoop: loop)
             }.get()
         } catch {
-            source.finish()
             try? await channel.close()
             throw .bindFailed(host: transport.host, port: transport.port, reason: "handler missing: \(error)")
         }
-        delegate.attach(handler)
         guard let bound = channel.localAddress, let localAddress = SocketAddressConverter.networkAddress(bound) else {
-            source.finish()
             try? await channel.close()
             throw .bindFailed(host: transport.host, port: transport.port, reason: "not an IPv4 or IPv6 address")
         }
-        let channelBox = NIOLockedValueBox<any Channel>(channel)
-        let replacement = ChannelReplacement(
-            loop: loop, transport: transport, receiveOffload: gro, address: bound, channel: channelBox)
-        try? await loop.submit { handler.value.replaceChannel = { replacement.start(for: $0) } }.get()
-        return UDPEndpointDriver(
-            channel: channelBox, handler: handler, outbound: outbound, localAddress: localAddress,
-            staticKey: configuration.identity.agreementKey.publicKey,
-            events: EndpointEvents(producer: produced.sequence),
-            usesSegmentationOffload: gso, usesReceiveOffload: gro)
+        return (handler, bound, localAddress)
     }
 
     /// A bootstrap with the socket options `transport` asks for (no channel initializer yet).
@@ -255,11 +267,6 @@ public final class UDPEndpointDriver: Sendable {
         guard transport.maxReceiveDatagramSize >= HandshakeInitiation.encodedLength else {
             throw .invalidConfiguration("maxReceiveDatagramSize must hold a 152-byte handshake initiation")
         }
-        guard transport.eventBufferLowWatermark >= 0,
-            transport.eventBufferHighWatermark > transport.eventBufferLowWatermark
-        else {
-            throw .invalidConfiguration("the event buffer needs 0 <= low watermark < high watermark")
-        }
         guard transport.maxOutboundBytesPerChannel > 0, transport.maxOutboundMessagesPerChannel > 0 else {
             throw .invalidConfiguration("the outbound queue limits must be positive")
         }
@@ -302,13 +309,14 @@ public final class UDPEndpointDriver: Sendable {
         return try body(&core.endpoint, core.clock.now)
     }
 
-    /// Hands the endpoint's events to `handler` on the event loop from now on, instead of to ``events`` (which ends):
-    /// after every input, all available events in batches of at most `maxEvents` events and `maxBytes` message bytes,
-    /// while the handler wants more (see ``EndpointEventHandler``). This lets a consumer react to events where the
-    /// endpoint lives, without a round trip per event; it passes on what concerns other threads itself.
+    /// Hands the endpoint's events to `handler` on the event loop from now on: after every input, all available
+    /// events in batches of at most `maxEvents` events and `maxBytes` message bytes, while the handler wants more
+    /// (see ``EndpointEventHandler``). This lets a consumer react to events where the endpoint lives, without a round
+    /// trip per event; it passes on what concerns other threads itself. It is the driver's one way out for events.
     ///
-    /// Install it before connections exist (events taken before go to ``events``), once. Throws
-    /// ``TransportError/driverClosed`` after ``close()``.
+    /// Until a handler is installed, events wait in the endpoint (messages there withhold flow-control credit from
+    /// the peers, as when the handler wants no more), and the first call hands them over. Install it once; a second
+    /// call replaces the first. Throws ``TransportError/driverClosed`` after ``close()``.
     public func handleEvents(
         maxEvents: Int = 64, maxBytes: Int = 1 << 20, _ handler: @escaping EndpointEventHandler
     ) async throws(TransportError) {
@@ -351,7 +359,7 @@ public final class UDPEndpointDriver: Sendable {
     }
 
     /// The connection to `peer` at `address`, created and its handshake started if there is none (see
-    /// ``Endpoint/connect(to:at:now:)``). Watch ``events`` for `.connected`.
+    /// ``Endpoint/connect(to:at:now:)``). The installed event handler sees `.connected`.
     @_spi(Testing) public func connect(
         to peer: X25519PublicKey, at address: NetworkAddress
     ) async throws -> ConnectionID {
@@ -422,7 +430,7 @@ public final class UDPEndpointDriver: Sendable {
     /// ``TransportConfiguration/maxOutboundMessagesPerChannel`` messages that the endpoint has not taken (which
     /// happens when the send window stays full: the peer reads slowly or the path is slow), never fails for that.
     /// An accepted message is never lost silently: if its connection closes (or the driver closes) before the
-    /// endpoint takes it, it is reported as ``EndpointEvent/unsent(_:)`` on ``events`` and counted in
+    /// endpoint takes it, it is reported as ``EndpointEvent/unsent(_:)`` to the installed event handler and counted in
     /// ``TransportStatistics/messagesUnsent``; once the endpoint took it, the connection's
     /// ``EndpointEvent/closed(_:peer:reason:undelivered:)`` lists it if it was not acknowledged.
     ///
@@ -512,8 +520,8 @@ public final class UDPEndpointDriver: Sendable {
     }
 
     /// Closes gracefully: every connection sends CLOSE (peers see `.closed`), waiting sends fail with
-    /// ``TransportError/driverClosed``, the local `.closed` events are handed to ``events`` which then ends, and the
-    /// socket is closed. Idempotent.
+    /// ``TransportError/driverClosed``, the local `.closed` events are handed to the installed event handler (its
+    /// last call), and the socket is closed. Idempotent.
     public func close() async {
         let handler = self.handler
         try? await handler.eventLoop.submit { handler.value.close(reason: "endpoint closed") }.get()
@@ -521,7 +529,7 @@ public final class UDPEndpointDriver: Sendable {
     }
 
     /// Closes the socket abruptly, as a crash or a pulled cable would: no CLOSE goes out, so peers only notice
-    /// through their idle timeout. Waiting sends fail and ``events`` ends, as after ``close()``.
+    /// through their idle timeout. Waiting sends fail as after ``close()``; the event handler is not called again.
     ///
     /// For tests of failure detection only (`@_spi(Testing) import HuddleTransport`); applications call ``close()``.
     @_spi(Testing)

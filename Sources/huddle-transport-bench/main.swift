@@ -6,6 +6,7 @@ import HuddleCrypto
 import HuddleProtocol
 @_spi(Testing) import HuddleTransport
 import HuddleWire
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -39,35 +40,39 @@ func transfer(offload: Bool, seed: UInt64) async throws -> (Double, TransportSta
     let count = mebibytes * 1024 * 1024 / messageSize
     let payload = [UInt8](repeating: 0x5A, count: messageSize)
     let clock = ContinuousClock()
-    let elapsed = try await withThrowingTaskGroup(of: Duration?.self) { tasks in
-        tasks.addTask {
-            var events = b.events.makeAsyncIterator()
-            var received = 0
-            var started: ContinuousClock.Instant?
-            while received < count, let event = await events.next() {
+    // Both sides take their events on their event loops, as a node does (the driver's one way out for events).
+    let connected = a.eventLoop.makePromise(of: Void.self)
+    let isConnected = NIOLockedValueBox(false)
+    try await a.handleEvents { events, _, _ in
+        for case .connected in events where !isConnected.withLockedValue({ $0 }) {
+            isConnected.withLockedValue { $0 = true }
+            connected.succeed()
+        }
+        return true
+    }
+    let finished = b.eventLoop.makePromise(of: Duration.self)
+    let progress = NIOLockedValueBox((received: 0, started: ContinuousClock.Instant?.none))
+    try await b.handleEvents { events, _, _ in
+        progress.withLockedValue { progress in
+            for event in events {
                 switch event {
-                case .connected: started = clock.now
+                case .connected: progress.started = clock.now
                 case .message(_, _, let bytes):
                     precondition(bytes.count == messageSize)
-                    received += 1
+                    progress.received += 1
+                    if progress.received == count, let started = progress.started {
+                        finished.succeed(clock.now - started)
+                    }
                 default: break
                 }
             }
-            return started.map { clock.now - $0 }
         }
-        tasks.addTask {
-            var events = a.events.makeAsyncIterator()
-            let connection = try await a.connect(to: b.staticKey, at: b.localAddress)
-            while let event = await events.next() {
-                if case .connected = event { break }
-            }
-            for _ in 0..<count { try await a.send(payload, on: channel, to: connection) }
-            return nil
-        }
-        var result: Duration?
-        for try await value in tasks { result = result ?? value }
-        return result!
+        return true
     }
+    let connection = try await a.connect(to: b.staticKey, at: b.localAddress)
+    try await connected.futureResult.get()
+    for _ in 0..<count { try await a.send(payload, on: channel, to: connection) }
+    let elapsed = try await finished.futureResult.get()
     let sender = try await a.statistics()
     let receiver = try await b.statistics()
     await a.close()

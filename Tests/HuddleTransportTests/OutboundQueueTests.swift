@@ -17,8 +17,8 @@ struct OutboundQueueTests {
     @Test("10,000 messages enqueued from one task without waiting for delivery arrive complete and in order, coalesced")
     func manyEnqueuesKeepOrder() async throws {
         try await withDriverPair(limit: .seconds(90)) { pair in
-            var readerA = EventReader(pair.a)
-            var readerB = EventReader(pair.b)
+            var readerA = try await EventReader(pair.a)
+            var readerB = try await EventReader(pair.b)
             let connection = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
             _ = try await readerA.connected()
             _ = try await readerB.connected()
@@ -53,8 +53,8 @@ struct OutboundQueueTests {
     @Test("send and enqueue on one channel keep their common order")
     func sendAndEnqueueInterleave() async throws {
         try await withDriverPair { pair in
-            var readerA = EventReader(pair.a)
-            var readerB = EventReader(pair.b)
+            var readerA = try await EventReader(pair.a)
+            var readerB = try await EventReader(pair.b)
             let connection = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
             _ = try await readerA.connected()
             _ = try await readerB.connected()
@@ -77,12 +77,9 @@ struct OutboundQueueTests {
         sender.maxOutboundMessagesPerChannel = 3
         // The receiver's application reads nothing at first, so flow control stops the sender's endpoint and the
         // outbound queue fills.
-        var stalledReceiver = TransportConfiguration()
-        stalledReceiver.eventBufferHighWatermark = 2
-        stalledReceiver.eventBufferLowWatermark = 1
-        try await withDriverPair(transportA: sender, transportB: stalledReceiver, limit: .seconds(90)) { pair in
-            var readerA = EventReader(pair.a)
-            var readerB = EventReader(pair.b)
+        try await withDriverPair(transportA: sender, limit: .seconds(90)) { pair in
+            var readerA = try await EventReader(pair.a)
+            var readerB = try await EventReader(pair.b, capacity: 2)
             let connection = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
             _ = try await readerA.connected()
             _ = try await readerB.connected()
@@ -133,8 +130,8 @@ struct OutboundQueueTests {
         var sender = TransportConfiguration()
         sender.maxOutboundBytesPerChannel = 1_000
         try await withDriverPair(transportA: sender) { pair in
-            var readerA = EventReader(pair.a)
-            var readerB = EventReader(pair.b)
+            var readerA = try await EventReader(pair.a)
+            var readerB = try await EventReader(pair.b)
             let connection = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
             _ = try await readerA.connected()
             _ = try await readerB.connected()
@@ -157,7 +154,7 @@ struct OutboundQueueTests {
         var sender = TransportConfiguration()
         sender.maxOutboundMessagesPerChannel = 3
         try await withDriverPair(transportA: sender, limit: .seconds(60)) { pair in
-            var readerA = EventReader(pair.a)
+            var readerA = try await EventReader(pair.a)
             // A peer that never answers: nothing is ever acknowledged, so the connection's 32 MiB channel queue fills
             // (512 messages of 64 KiB) and the next 3 stay in the driver's queue.
             var random = ChaChaRandomGenerator(seed: 77)
@@ -223,7 +220,7 @@ struct OutboundQueueTests {
     @Test("Messages for a peer without a connection are reported as unsent, with their tags; after close() sends fail")
     func peerWithoutConnectionAndClosedDriver() async throws {
         try await withDriverPair { pair in
-            var readerA = EventReader(pair.a)
+            var readerA = try await EventReader(pair.a)
             try await pair.a.enqueue([1, 2, 3], on: ChannelID(6), toPeer: pair.b.staticKey, tag: 42)
             let event = try await readerA.next()
             #expect(
@@ -242,8 +239,8 @@ struct OutboundQueueTests {
     @Test("Enqueued messages addressed by peer reach it on its current connection")
     func peerAddressedMessagesArrive() async throws {
         try await withDriverPair { pair in
-            var readerA = EventReader(pair.a)
-            var readerB = EventReader(pair.b)
+            var readerA = try await EventReader(pair.a)
+            var readerB = try await EventReader(pair.b)
             _ = try await pair.a.connect(to: pair.b.staticKey, at: pair.b.localAddress)
             _ = try await readerA.connected()
             _ = try await readerB.connected()

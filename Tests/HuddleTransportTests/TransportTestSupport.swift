@@ -1,7 +1,9 @@
+import DequeModule
 import HuddleCrypto
 import HuddleProtocol
 @_spi(Testing) import HuddleTransport
 import HuddleWire
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -104,22 +106,27 @@ func withDriverPair(
     if let failure { throw failure }
 }
 
-/// Reads one driver's events (single consumer: create one per driver, use it from one task).
+/// Reads one driver's events in order, from one task: a consumer installed with `handleEvents`, the path the library
+/// takes too. It holds at most `capacity` events for the test; past that it tells the driver it wants no more, so
+/// messages stay in the endpoint and withhold flow-control credit from the sender (a slow reader), until the test
+/// has read the buffer below a quarter of it.
 struct EventReader {
-    private var iterator: EndpointEvents.AsyncIterator
+    private let buffer: EventBuffer
 
-    init(_ driver: UDPEndpointDriver) {
-        iterator = driver.events.makeAsyncIterator()
+    /// Installs the reader as `driver`'s event handler (replacing any installed before).
+    init(_ driver: UDPEndpointDriver, capacity: Int = 32) async throws {
+        let buffer = EventBuffer(driver: driver, capacity: capacity)
+        try await driver.handleEvents(maxEvents: max(capacity / 2, 1)) { events, _, _ in buffer.append(events) }
+        self.buffer = buffer
     }
 
-    /// The next event; throws if the stream ended.
+    /// The next event; throws if the task is cancelled while waiting.
     mutating func next() async throws -> EndpointEvent {
-        guard let event = await iterator.next() else {
-            try Task.checkCancellation()
-            throw TransportTestFailure("the event stream ended")
-        }
-        return event
+        try await buffer.next()
     }
+
+    /// The events received and not read yet.
+    var buffered: [EndpointEvent] { buffer.buffered }
 
     /// Skips to the next `.connected` and returns its connection.
     mutating func connected() async throws -> ConnectionID {
@@ -144,6 +151,69 @@ struct EventReader {
     mutating func closed() async throws -> ProtocolError? {
         while true {
             if case .closed(_, _, let reason, _) = try await next() { return reason }
+        }
+    }
+}
+
+/// The events an ``EventReader`` holds, filled on the driver's event loop and read by the test's task.
+final class EventBuffer: Sendable {
+    private struct State {
+        var events = Deque<EndpointEvent>()
+        var reader: CheckedContinuation<EndpointEvent, any Error>?
+        /// Whether the buffer told the driver it wants no more.
+        var paused = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let driver: UDPEndpointDriver
+    private let capacity: Int
+
+    init(driver: UDPEndpointDriver, capacity: Int) {
+        self.driver = driver
+        self.capacity = max(capacity, 1)
+    }
+
+    /// The events received and not read yet.
+    var buffered: [EndpointEvent] { state.withLockedValue { Array($0.events) } }
+
+    /// Takes a batch from the driver; returns whether it wants more.
+    func append(_ events: [EndpointEvent]) -> Bool {
+        state.withLockedValue { state in
+            var events = events[...]
+            if let reader = state.reader, let first = events.popFirst() {
+                state.reader = nil
+                reader.resume(returning: first)
+            }
+            state.events.append(contentsOf: events)
+            state.paused = state.events.count >= capacity
+            return !state.paused
+        }
+    }
+
+    /// The oldest event, waiting for one if there is none; asks the driver for more once the buffer is low again.
+    func next() async throws -> EndpointEvent {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let resume = state.withLockedValue { state -> Bool in
+                    if let event = state.events.popFirst() {
+                        continuation.resume(returning: event)
+                    } else if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        state.reader = continuation
+                    }
+                    guard state.paused, state.events.count <= capacity / 4 else { return false }
+                    state.paused = false
+                    return true
+                }
+                if resume { driver.resumeEvents() }
+            }
+        } onCancel: {
+            let reader = state.withLockedValue { state in
+                defer { state.reader = nil }
+                return state.reader
+            }
+            reader?.resume(throwing: CancellationError())
         }
     }
 }
