@@ -90,43 +90,76 @@ extension Endpoint {
 
     // MARK: - Handshake: responder side
 
+    /// An initiation that passed the checks before any Diffie-Hellman: its `mac1` verified under `incoming` (a
+    /// member's key, or the admission's when `admission` is set) and, under load, its cookie.
+    private struct CheckedInitiation {
+        let layout: HandshakeInitiation
+        let incoming: MacAuthenticator
+        let admission: AdmissionID?
+        /// Whether it carried a valid `mac2`, proving its source address (only asked under load).
+        let provedAddress: Bool
+    }
+
+    /// Answers an initiation, in the order the checks cost: `mac1` and the load check, the Noise message, the
+    /// initiator's authorisation, replays and floods, what becomes of the peer's existing connection, then the
+    /// response. Each step drops what fails it and counts why.
     private mutating func handleInitiation(_ bytes: [UInt8], from source: Route, now: Instant) {
+        guard let checked = checkBeforeDiffieHellman(bytes, from: source, now: now),
+            let received = openInitiation(bytes, checked, from: source),
+            let (peer, readmitted) = authorizeInitiator(received, bytes, checked, now: now),
+            !isReplayOrFlood(received, bytes, from: source, now: now),
+            settleExistingConnection(for: received, readmitted: readmitted, now: now)
+        else { return }
+        respond(to: received, bytes, from: peer, at: source, now: now)
+    }
+
+    /// The checks that cost no Diffie-Hellman: a `mac1` under a member's or an admission's key (strangers cost one
+    /// keyed hash per distinct mac secret, H4, D1), the layout, and under load a cookie (or a cookie reply instead).
+    private mutating func checkBeforeDiffieHellman(
+        _ bytes: [UInt8], from source: Route, now: Instant
+    ) -> CheckedInitiation? {
         // mac1 first: one keyed hash per distinct mac secret (all members share one, each open admission has its
         // own), and no Diffie-Hellman for strangers (H4, D1).
         let memberKey = peerMacKeyAuthenticating(bytes)
         let admission = memberKey == nil ? admissionAuthenticating(bytes) : nil
         guard let incoming = memberKey ?? admission.flatMap({ admissions[$0]?.incoming }) else {
             statistics.mac1Failures += 1
-            return
+            return nil
         }
         guard let layout = try? HandshakeInitiation(decoding: bytes) else {
             statistics.malformedDropped += 1
-            return
+            return nil
         }
         // Under load only initiations that prove their source address (a valid mac2) go on; those pending peers are
         // not displaced by ones that did not (see ``admit(_:under:proved:now:)``).
-        var provedAddress = false
-        if isUnderLoad(now: now) {
-            let cookie = cookieJar.currentCookie(forAddress: source.canonicalBytes, now: now)
-            guard let cookie,
-                MacAuthenticator.hasValidMac2(bytes, mac2Offset: HandshakeInitiation.mac2Offset, cookie: cookie)
-            else {
-                sendCookieReply(
-                    answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source, now: now)
-                return
-            }
-            // A proved address is still one address: it gets its share of Diffie-Hellman, not all of it.
-            guard initiationLimiter.allow(source, now: now) else {
-                statistics.initiationsRateLimited += 1
-                return
-            }
-            provedAddress = true
+        guard isUnderLoad(now: now) else {
+            return CheckedInitiation(layout: layout, incoming: incoming, admission: admission, provedAddress: false)
         }
+        let cookie = cookieJar.currentCookie(forAddress: source.canonicalBytes, now: now)
+        guard let cookie,
+            MacAuthenticator.hasValidMac2(bytes, mac2Offset: HandshakeInitiation.mac2Offset, cookie: cookie)
+        else {
+            sendCookieReply(
+                answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source, now: now)
+            return nil
+        }
+        // A proved address is still one address: it gets its share of Diffie-Hellman, not all of it.
+        guard initiationLimiter.allow(source, now: now) else {
+            statistics.initiationsRateLimited += 1
+            return nil
+        }
+        return CheckedInitiation(layout: layout, incoming: incoming, admission: admission, provedAddress: true)
+    }
+
+    /// The Noise message opened (the Diffie-Hellman work), or `nil` after counting the failure and, for another
+    /// protocol revision, sending HANDSHAKE_REFUSED.
+    private mutating func openInitiation(
+        _ bytes: [UInt8], _ checked: CheckedInitiation, from source: Route
+    ) -> HandshakeMessages.ReceivedInitiation? {
         statistics.initiationsProcessed += 1
-        let received: HandshakeMessages.ReceivedInitiation
         do {
-            received = try HandshakeMessages.readInitiation(
-                layout, localStatic: configuration.identity.agreementKey, prologue: configuration.prologue,
+            return try HandshakeMessages.readInitiation(
+                checked.layout, localStatic: configuration.identity.agreementKey, prologue: configuration.prologue,
                 using: &random)
         } catch {
             statistics.handshakeFailures += 1
@@ -136,44 +169,73 @@ extension Endpoint {
             // names instead of retrying for 90 s (docs/PROTOCOL.md 7.6). One that decrypts but carries an invalid
             // timestamp speaks this revision badly: it gets silence.
             if case CryptoError.authenticationFailed = error {
-                sendRefusal(answering: bytes, senderIndex: layout.senderIndex, sealedWith: incoming, to: source)
+                sendRefusal(
+                    answering: bytes, senderIndex: checked.layout.senderIndex, sealedWith: checked.incoming,
+                    to: source)
             }
-            return
+            return nil
         }
+    }
+
+    /// The initiator's peer entry, if it may connect, and whether it was admitted again (a known key that came under
+    /// an admission's credentials).
+    private mutating func authorizeInitiator(
+        _ received: HandshakeMessages.ReceivedInitiation, _ bytes: [UInt8], _ checked: CheckedInitiation,
+        now: Instant
+    ) -> (Peer, readmitted: Bool)? {
         // Only authorised peers, and only with their own mac secret (H3); a stranger only under an admission. A known
         // key under an admission is a member that restarted and lost its session state, or one that switched
-        // credentials (the handshake proves the key): it is admitted again, and its connection is judged below.
+        // credentials (the handshake proves the key): it is admitted again, and its connection is judged later.
         let known = peers[received.initiatorStatic]
         var readmitted = false
         if known?.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset) != true,
-            let admission = admission ?? admissionAuthenticating(bytes)
+            let admission = checked.admission ?? admissionAuthenticating(bytes)
         {
-            guard admit(received.initiatorStatic, under: admission, proved: provedAddress, now: now) else { return }
+            guard admit(received.initiatorStatic, under: admission, proved: checked.provedAddress, now: now) else {
+                return nil
+            }
             readmitted = known != nil
         }
         guard let peer = peers[received.initiatorStatic],
             peer.incoming.hasValidMac1(bytes, mac1Offset: HandshakeInitiation.mac1Offset)
         else {
             statistics.unknownPeerDropped += 1
-            return
+            return nil
         }
-        // Replay and flood checks against the peer's latest connection, even one that is closing or draining.
+        return (peer, readmitted)
+    }
+
+    /// Whether the initiation replays one already accepted (an exact duplicate of the last one answered is answered
+    /// again, with the same response), carries an old timestamp, or comes too soon after the last accepted one.
+    /// Checked against the peer's latest connection, even one that is closing or draining.
+    private mutating func isReplayOrFlood(
+        _ received: HandshakeMessages.ReceivedInitiation, _ bytes: [UInt8], from source: Route, now: Instant
+    ) -> Bool {
         let latest = connectionByPeer[received.initiatorStatic].flatMap { connections[$0] }
         // An exact duplicate of the initiation we last answered: the initiator resent it (our response was lost or
         // is still on its way). Answer it again with the same response; never a second handshake.
         if let answered = latest?.answeredInitiation, answered.initiation == bytes {
             statistics.duplicateInitiationsAnswered += 1
             outbox.append((source, answered.response))
-            return
+            return true
         }
         if let last = latest?.lastAcceptedTimestamp, received.timestamp <= last {
             statistics.staleTimestampDropped += 1
-            return
+            return true
         }
         if let last = latest?.lastInitiationAcceptedAt, now - last < configuration.minimumInitiationInterval {
             statistics.floodDropped += 1
-            return
+            return true
         }
+        return false
+    }
+
+    /// Decides what becomes of the peer's live connection, if any: continued by a rekey, closed (a readmitted peer
+    /// that restarted) or superseded (the peer started over). Returns `false` when the initiation must be dropped: a
+    /// rekey of a connection this node no longer has.
+    private mutating func settleExistingConnection(
+        for received: HandshakeMessages.ReceivedInitiation, readmitted: Bool, now: Instant
+    ) -> Bool {
         // A peer admitted again (its key was known, but its initiation came under an admission's credentials) has
         // usually restarted: its old connection cannot be continued (message sequences start over), so it is closed
         // and a fresh one answers. Two exceptions, where the peer only switched credentials (a joiner welcomed
@@ -194,26 +256,36 @@ extension Endpoint {
         // sequences with our new ones: drop it (the peer's connection times out and it then opens a new one). A new
         // connection from a peer whose connection here was established means the peer started over (it restarted,
         // or its side ended): ours is superseded, so both sides' message sequences start over together.
-        if let live = liveConnection(to: received.initiatorStatic) {
-            let known = connections.withConnection(in: connections.slot(of: live)!) { connection in
-                (
-                    resumable: received.resumption.map { connection.slot(for: $0) != nil } ?? false,
-                    established: connection.state == .established
-                )
-            }
-            if received.resumption != nil, !known.resumable {
+        guard let live = liveConnection(to: received.initiatorStatic) else {
+            guard received.resumption == nil else {
                 statistics.staleResumptionsDropped += 1
-                return
+                return false
             }
-            if received.resumption == nil, known.established {
-                statistics.connectionsSuperseded += 1
-                connections[live]!.supersede(now: now)
-                collectRetiredIndices(live)
-            }
-        } else if received.resumption != nil {
-            statistics.staleResumptionsDropped += 1
-            return
+            return true
         }
+        let known = connections.withConnection(in: connections.slot(of: live)!) { connection in
+            (
+                resumable: received.resumption.map { connection.slot(for: $0) != nil } ?? false,
+                established: connection.state == .established
+            )
+        }
+        if received.resumption != nil, !known.resumable {
+            statistics.staleResumptionsDropped += 1
+            return false
+        }
+        if received.resumption == nil, known.established {
+            statistics.connectionsSuperseded += 1
+            connections[live]!.supersede(now: now)
+            collectRetiredIndices(live)
+        }
+        return true
+    }
+
+    /// Answers the initiation on the peer's live connection or a new one, unless this side wins a simultaneous open.
+    private mutating func respond(
+        to received: HandshakeMessages.ReceivedInitiation, _ bytes: [UInt8], from peer: Peer, at source: Route,
+        now: Instant
+    ) {
         let id =
             liveConnection(to: received.initiatorStatic)
             ?? makeConnection(peer: received.initiatorStatic, route: source, now: now)
