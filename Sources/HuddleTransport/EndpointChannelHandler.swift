@@ -1,4 +1,3 @@
-import DequeModule
 import HuddleProtocol
 import Logging
 import NIOCore
@@ -7,7 +6,7 @@ import NIOCore
 /// timer and the application's calls, then drains transmits, events and waiting sends.
 ///
 /// It composes one part per job: ``EventDelivery`` (events out to the installed consumer), ``LoopTimer`` (the one
-/// timer), the send intake (`EndpointChannelHandler+Sends.swift`), transmit batching
+/// timer), ``SendIntake`` (queued messages to the endpoint), transmit batching
 /// (`EndpointChannelHandler+Transmit.swift`, ``DirectDatagramSender``) and socket replacement
 /// (``ChannelReplacement``); this file holds the channel callbacks and the order they run in.
 ///
@@ -76,16 +75,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// driver's reports of unsent messages.
     var events = EventDelivery()
 
-    /// The queue senders append to; drained here.
-    let sendQueue: OutboundQueue
+    /// The messages senders queued, on their way to the endpoint.
+    var sends: SendIntake
     /// The event loop (for drain tasks, also between sockets).
     let loop: any EventLoop
-    /// Messages just taken from ``sendQueue`` (kept to reuse its storage).
-    var intake = Deque<PendingSend>()
-    /// Accepted messages waiting for their channel's send window, per connection and channel.
-    var pendingChannels: [PendingChannel] = []
-    /// Allowance to give back to ``sendQueue``: messages handed to the endpoint or failed since the last release.
-    var handed: [OutboundQueue.Release] = []
     /// Set by ``close()`` or when the channel goes inactive: no more input is accepted.
     var isClosed = false
     /// Binds a new channel for this handler when SwiftNIO closed the current one after a refused send (see
@@ -103,7 +96,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         self.endpoint = endpoint
         self.clock = clock
         self.settings = settings
-        self.sendQueue = sendQueue
+        self.sends = SendIntake(queue: sendQueue)
         self.loop = loop
         self.statistics = TransportStatistics(endpoint: endpoint.statistics)
         self.handshakeDrops = HandshakeDropReport(from: endpoint.statistics)
@@ -266,7 +259,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     /// Hands events to the installed consumer while it wants more.
     func deliverEvents() {
-        statistics.eventsDelivered += events.deliver(from: &endpoint, now: clock.now, closed: connectionClosed)
+        statistics.eventsDelivered += events.deliver(from: &endpoint, now: clock.now, closed: sends.connectionClosed)
     }
 
     /// Installs `consumer`: from now on events go to it.
@@ -297,7 +290,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
         flushTransmits(budget: .max)
         // The local `.closed` events are handed over whether or not the consumer wants more: they are its last.
-        statistics.eventsDelivered += events.deliverFinal(from: &endpoint, now: now, closed: connectionClosed)
+        statistics.eventsDelivered += events.deliverFinal(from: &endpoint, now: now, closed: sends.connectionClosed)
         shutDown()
     }
 
@@ -313,7 +306,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var currentStatistics: TransportStatistics {
         var result = statistics
         result.endpoint = endpoint.statistics
-        let counters = sendQueue.counters
+        let counters = sends.queue.counters
         result.messagesQueued = counters.messagesQueued
         result.queueWaits = counters.queueWaits
         result.outboundMessagesHeld = counters.messagesHeld
