@@ -6,7 +6,7 @@ import NIOCore
 #endif
 
 extension EndpointChannelHandler {
-    /// Drains up to `budget` datagrams from the endpoint into the outbound buffer, writes them (same-destination,
+    /// Drains up to `budget` datagrams from the endpoint into the ``TransmitBatch``, writes them (same-destination,
     /// equal-size neighbours as one GSO write when enabled) and flushes once.
     ///
     /// Stops while the channel is not writable (``channelWritabilityChanged(context:)`` resumes it). When the budget
@@ -22,7 +22,9 @@ extension EndpointChannelHandler {
         // `self.context` changes when a refused write makes SwiftNIO close the channel in the middle of this loop.
         while context.channel.isWritable, context === self.context {
             let limit = min(remaining, settings.maxDatagramsPerFlush)
-            let produced = collectTransmits(limit: limit)
+            let produced = transmits.collect(
+                from: &endpoint, limit: limit, slotSize: settings.transmitSlotSize,
+                segmenting: settings.segmentationOffload && !segmentationOffloadFailed, now: clock.now)
             guard produced > 0 else { return }
             writeRuns(context: context)
             remaining -= produced
@@ -36,42 +38,6 @@ extension EndpointChannelHandler {
         }
     }
 
-    /// Polls up to `limit` datagrams into ``outbound`` and groups them into ``runs``; returns how many.
-    private func collectTransmits(limit: Int) -> Int {
-        outbound.clear()
-        runs.removeAll(keepingCapacity: true)
-        let slot = settings.transmitSlotSize
-        let now = clock.now
-        var produced = 0
-        while produced < limit {
-            var destination: NetworkAddress?
-            var alone = false
-            let start = outbound.writerIndex
-            outbound.writeWithUnsafeMutableBytes(minimumWritableBytes: slot) { space in
-                guard
-                    let transmit = endpoint.pollTransmit(
-                        into: UnsafeMutableRawBufferPointer(rebasing: space[0..<slot]), now: now)
-                else { return 0 }
-                destination = transmit.destination
-                alone = transmit.isPathProbe
-                return transmit.length
-            }
-            guard let destination else { break }
-            let length = outbound.writerIndex - start
-            produced += 1
-            if settings.segmentationOffload, !segmentationOffloadFailed, !alone, !runs.isEmpty,
-                runs[runs.count - 1].append(
-                    destination: destination, size: length)
-            {
-                continue
-            }
-            // A Path MTU probe is a plain write of its own (the kernel checks it against the route's MTU, and the
-            // don't-fragment bit applies to it alone), and nothing may join its run.
-            runs.append(TransmitRun(destination: destination, start: start, length: length, sealed: alone))
-        }
-        return produced
-    }
-
     /// Sends the collected runs: directly on the socket where possible (see ``DirectDatagramSender``), through
     /// SwiftNIO from the first run the socket's buffer had no room for, or while earlier such writes are pending.
     private func writeRuns(context: ChannelHandlerContext) {
@@ -82,10 +48,11 @@ extension EndpointChannelHandler {
                 queuedFrom = sendDirectly(with: directSender)
             }
         #endif
+        let runs = transmits.runs
         guard queuedFrom < runs.count else { return }
         for index in queuedFrom..<runs.count {
             let run = runs[index]
-            let data = outbound.getSlice(at: run.start, length: run.length)!
+            let data = transmits.buffer.getSlice(at: run.start, length: run.length)!
             let metadata: AddressedEnvelope<ByteBuffer>.Metadata? =
                 run.count > 1
                 ? .init(ecnState: .transportNotCapable, packetInfo: nil, segmentSize: run.segmentSize) : nil
@@ -116,7 +83,8 @@ extension EndpointChannelHandler {
         /// Sends runs on the socket until its buffer is full; returns the index of the first run not sent (the
         /// count when all went out or were refused).
         private func sendDirectly(with sender: DirectDatagramSender) -> Int {
-            return outbound.withUnsafeReadableBytes { bytes in
+            let runs = transmits.runs
+            return transmits.buffer.withUnsafeReadableBytes { bytes in
                 for index in runs.indices {
                     let run = runs[index]
                     let outcome = sender.send(

@@ -5,9 +5,9 @@ import NIOCore
 /// The event-loop half of a ``UDPEndpointDriver``: owns the ``Endpoint`` and feeds it the channel's datagrams, its
 /// timer and the application's calls, then drains transmits, events and waiting sends.
 ///
-/// It composes one part per job: ``EventDelivery`` (events out to the installed consumer), ``LoopTimer`` (the one
-/// timer), ``SendIntake`` (queued messages to the endpoint), transmit batching
-/// (`EndpointChannelHandler+Transmit.swift`, ``DirectDatagramSender``) and socket replacement
+/// It composes one part per job: ``DatagramReceiver`` (reads in), ``EventDelivery`` (events out to the installed
+/// consumer), ``LoopTimer`` (the one timer), ``SendIntake`` (queued messages to the endpoint), ``TransmitBatch`` (a flush's datagrams grouped into
+/// writes; `EndpointChannelHandler+Transmit.swift` writes them, ``DirectDatagramSender``) and socket replacement
 /// (``ChannelReplacement``); this file holds the channel callbacks and the order they run in.
 ///
 /// Threading: every member is touched only on the channel's event loop (NIO calls handler methods there, and the
@@ -46,14 +46,10 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     /// The channel context, set while the handler is in the pipeline.
     var context: ChannelHandlerContext?
 
-    /// Received datagrams are copied here and decrypted in place: NIO's pooled receive buffer is shared with the
-    /// pool while `channelRead` runs, so writing into it would copy (and allocate) per datagram.
-    let scratch: UnsafeMutableRawBufferPointer
-    /// Transmits are written here back to back; each run of datagrams becomes one write of a slice of it. Cleared at
-    /// the start of every flush: its storage is reused whenever the previous writes have completed.
-    var outbound: ByteBuffer
-    /// The runs of the flush in progress (kept to reuse its capacity).
-    var runs: [TransmitRun] = []
+    /// Reads to the endpoint, decrypted in a scratch buffer of its own.
+    let receiver = DatagramReceiver()
+    /// The datagrams of the flush in progress, grouped into runs that each become one write.
+    var transmits = TransmitBatch(capacity: 0)
     var isFlushing = false
     var followUpFlushScheduled = false
     #if os(Linux)
@@ -100,18 +96,13 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         self.loop = loop
         self.statistics = TransportStatistics(endpoint: endpoint.statistics)
         self.handshakeDrops = HandshakeDropReport(from: endpoint.statistics)
-        self.scratch = .allocate(byteCount: TransportConfiguration.offloadReceiveSliceSize, alignment: 16)
-        self.outbound = ByteBufferAllocator().buffer(capacity: 0)
-    }
-
-    deinit {
-        scratch.deallocate()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         // Sized for base-size datagrams; it grows once if the paths confirm larger ones.
-        outbound = context.channel.allocator.buffer(capacity: settings.maxDatagramsPerFlush * settings.baseSlotSize)
+        transmits = TransmitBatch(
+            capacity: settings.maxDatagramsPerFlush * settings.baseSlotSize, allocator: context.channel.allocator)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -140,25 +131,9 @@ final class EndpointChannelHandler: ChannelInboundHandler {
             statistics.unsupportedSourceDropped += 1
             return
         }
-        let length = min(envelope.data.readableBytes, scratch.count)
-        envelope.data.withUnsafeReadableBytes { bytes in
-            guard length > 0, let base = bytes.baseAddress else { return }
-            scratch.baseAddress!.copyMemory(from: base, byteCount: length)
-        }
-        let now = clock.now
-        // Receive offload glues same-source datagrams; the kernel reports the original size of each but the last.
-        let segment = envelope.metadata?.segmentSize.flatMap { $0 > 0 ? $0 : nil } ?? max(length, 1)
-        if length > segment { statistics.coalescedReads += 1 }
-        var offset = 0
-        repeat {
-            let size = min(segment, length - offset)
-            endpoint.handle(
-                datagram: UnsafeMutableRawBufferPointer(rebasing: scratch[offset..<(offset + size)]), from: source,
-                now: now)
-            statistics.datagramsReceived += 1
-            offset += size
-        } while offset < length
-        statistics.bytesReceived += length
+        receiver.receive(
+            envelope.data, segmentSize: envelope.metadata?.segmentSize, from: source, into: &endpoint, now: clock.now,
+            statistics: &statistics)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
