@@ -50,36 +50,10 @@ enum AdvertisedAddresses {
         return Array(resolved.prefix(ProtocolLimits.maxMemberAddresses))
     }
 
-    /// The addresses of the machine's interfaces that are up (port 0), as `getifaddrs` lists them; `flags` are the
-    /// interface flags an interface must have.
+    /// The addresses of the machine's interfaces that are up (port 0), from ``NetworkInterface/list()``; `flags` are
+    /// the interface flags an interface must have.
     static func interfaceAddresses(requiring flags: Int32 = Int32(IFF_UP)) -> [NetworkAddress] {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
-        defer { freeifaddrs(list) }
-        var addresses: [NetworkAddress] = []
-        var cursor: UnsafeMutablePointer<ifaddrs>? = first
-        while let entry = cursor {
-            defer { cursor = entry.pointee.ifa_next }
-            guard entry.pointee.ifa_flags & UInt32(flags) == UInt32(flags), let socketAddress = entry.pointee.ifa_addr
-            else {
-                continue
-            }
-            switch Int32(socketAddress.pointee.sa_family) {
-            case AF_INET:
-                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
-                }
-                addresses.append(NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: 0))
-            case AF_INET6:
-                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-                }
-                if let address = NetworkAddress(ipv6: bytes, port: 0) { addresses.append(address) }
-            default:
-                break
-            }
-        }
-        return addresses
+        NetworkInterface.list().filter { $0.has(flags) }.map(\.address)
     }
 
     static func isLoopback(_ address: NetworkAddress) -> Bool {

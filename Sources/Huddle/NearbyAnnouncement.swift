@@ -66,7 +66,9 @@ public final class NearbyAnnouncement: Sendable {
         let unspecified = bound.addressBytes.allSatisfy { $0 == 0 }
         let hosts: [String]
         if unspecified {
-            hosts = NearbySession.multicastDevices().compactMap { $0.address?.ipAddress }
+            hosts = NearbySession.multicastInterfaces().map {
+                $0.address.addressBytes.map(String.init).joined(separator: ".")
+            }
         } else if bound.family == .ipv4, !AdvertisedAddresses.isLoopback(bound) {
             hosts = [boundHost]
         } else {

@@ -4,6 +4,10 @@ import NIOPosix
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
+#elseif canImport(Musl)
+    @preconcurrency import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A session a member announces on the local network (``GroupSession/announceNearby(as:validFor:)``), as
@@ -50,18 +54,17 @@ public struct NearbySession: Sendable {
             continuation.finish()
             throw .localNetwork(.cannotListen(port: Int(NearbyBeacon.port), reason: "\(error)"))
         }
-        let group: SocketAddress
-        do {
-            group = try SocketAddress(ipAddress: NearbyBeacon.group, port: NearbyBeacon.port)
-        } catch {
-            try? await channel.close()
-            continuation.finish()
-            throw .localNetwork(.cannotSend(group: NearbyBeacon.group))
-        }
         var joined = 0
-        for device in multicastDevices() {
+        for interface in multicastInterfaces() {
+            // IP_ADD_MEMBERSHIP on each interface's address, as SwiftNIO's joinGroup does for a device: the
+            // interface list here is the library's own (NetworkInterface), which SwiftNIO's devices are not.
+            let membership = ip_mreq(
+                imr_multiaddr: in_addr(s_addr: Self.groupAddress.bigEndian),
+                imr_interface: in_addr(s_addr: Self.ipv4Value(interface.address).bigEndian))
             do {
-                try await (channel as! any MulticastChannel).joinGroup(group, device: device).get()
+                try await (channel as! any SocketOptionProvider).unsafeSetSocketOption(
+                    level: .ip, name: .ip_add_membership, value: membership
+                ).get()
                 joined += 1
             } catch {
                 continue  // another interface may still work
@@ -111,14 +114,24 @@ public struct NearbySession: Sendable {
         return stream
     }
 
-    /// The IPv4 interfaces that are up, support multicast and are not loopback.
-    static func multicastDevices() -> [NIONetworkDevice] {
-        ((try? System.enumerateDevices()) ?? []).filter { device in
-            guard device.multicastSupported, case .v4 = device.address, let ip = device.address?.ipAddress else {
-                return false
-            }
-            return !ip.hasPrefix("127.")
+    /// The IPv4 addresses of the interfaces that are up, support multicast and are not loopback.
+    static func multicastInterfaces() -> [NetworkInterface] {
+        NetworkInterface.list().filter { interface in
+            interface.has(Int32(IFF_UP) | Int32(IFF_MULTICAST)) && interface.address.family == .ipv4
+                && !AdvertisedAddresses.isLoopback(interface.address)
         }
+    }
+
+    /// ``NearbyBeacon/group`` as a host-order IPv4 value.
+    static let groupAddress: UInt32 = {
+        var group = in_addr()
+        _ = inet_pton(AF_INET, NearbyBeacon.group, &group)
+        return UInt32(bigEndian: group.s_addr)
+    }()
+
+    /// The host-order IPv4 value of `address` (an IPv4 address).
+    static func ipv4Value(_ address: NetworkAddress) -> UInt32 {
+        address.addressBytes.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 }
 
