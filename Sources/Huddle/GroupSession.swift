@@ -92,6 +92,12 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// observer's buffer grows until it reads).
     public var participantChanges: AsyncStream<ParticipantChange> { context.changes.stream() }
 
+    /// Every move of a participant's connection to another path (relayed to direct after hole punching, direct to
+    /// relayed, a new address), from now on; the path each connection starts on is in ``peerStatistics()``. An
+    /// observer that does not read keeps the newest ``PathChange/observerBufferLimit`` changes. Ends when the session
+    /// is over.
+    public var pathChanges: AsyncStream<PathChange> { context.paths.stream() }
+
     /// Every report of reliable messenger messages that will not be delivered to a participant (it left, became
     /// unreachable or restarted, or the session ended first): those since the session began, then each new one;
     /// none is dropped, however late or slowly an observer reads. Each names its messages' receipts

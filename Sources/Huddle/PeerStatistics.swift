@@ -41,14 +41,10 @@ extension PeerStatistics {
     init?(of participant: Participant, on endpoint: Endpoint) {
         guard let id = endpoint.connectionID(for: participant.staticKey), let connection = endpoint.connection(id)
         else { return nil }
-        let path: PeerPath =
-            switch connection.route {
-            case .direct(let address): .direct(address)
-            case .relayed(let relay, _): .relayed(via: relay)
-            }
         self.init(
             participant: participant, smoothedRTT: connection.rtt.smoothed,
-            packetsSent: connection.statistics.packetsSent, packetsLost: connection.statistics.packetsLost, path: path,
+            packetsSent: connection.statistics.packetsSent, packetsLost: connection.statistics.packetsLost,
+            path: PeerPath(connection.route),
             datagramSize: connection.pathDatagramSize)
     }
 }

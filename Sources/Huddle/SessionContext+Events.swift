@@ -61,6 +61,11 @@ extension SessionContext {
             guard unresponsive.withLockedValue({ $0.remove(participant) != nil }) else { break }
             changes.yield(.responsive(participant))
             logger.debug("participant responsive", metadata: ["participant": "\(participant)"])
+        case .pathChanged(let member, let route, let rtt):
+            let participant = directory.participant(member)
+            guard participants.value.contains(participant) else { break }
+            paths.yield(PathChange(participant: participant, path: PeerPath(route), smoothedRTT: rtt))
+            logger.debug("path changed", metadata: ["participant": "\(participant)", "path": "\(PeerPath(route))"])
         case .activityChanged(let record):
             activity.update(record.payload)
         case .ended(let by):

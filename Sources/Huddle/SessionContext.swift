@@ -24,6 +24,8 @@ final class SessionContext: Sendable {
     let unresponsive = NIOLockedValueBox<Set<Participant>>([])
     /// Participant changes, in order, for every observer.
     let changes = EventFanOut<ParticipantChange>(bufferLimit: nil)
+    /// Moves of participants' connections to other paths, for every observer.
+    let paths = EventFanOut<PathChange>(bufferLimit: PathChange.observerBufferLimit)
     /// The session's attachments.
     let journal = JournalContext()
     /// Reliable messages that will not be delivered, from the session's start, for every observer.
@@ -93,6 +95,7 @@ final class SessionContext: Sendable {
         participants.finish()
         activity.finish()
         changes.finish()
+        paths.finish()
         deliveryFailures.finish()
         messageDrops.finish()
         pendingJoinRequests.withLockedValue { $0 = [] }

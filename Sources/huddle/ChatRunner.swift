@@ -64,6 +64,7 @@ struct ChatRunner {
         // Subscribed before anything is printed or sent, so no change or failure falls between the roster printed
         // with `joined` and the streams (a change seen twice is harmless; one missed is not).
         let changes = session.participantChanges
+        let paths = session.pathChanges
         let failures = session.deliveryFailures
         let drops = session.messageDrops
         let requests = session.joinRequests
@@ -87,6 +88,10 @@ struct ChatRunner {
         let outcome = await withTaskGroup(of: Outcome?.self) { group -> Outcome in
             group.addTask {
                 for await change in changes { output.change(change) }
+                return nil
+            }
+            group.addTask {
+                for await change in paths { output.pathChanged(change) }
                 return nil
             }
 

@@ -210,6 +210,12 @@ struct NATTraversalTests {
             let address = joiner.events.last { $0.name == "peer" }?["path_address"] ?? ""
             let port = Int(address.split(separator: ":").last ?? "") ?? 0
             #expect((20_000...20_999).contains(port), "the host is reached at \(address) after the rebinding")
+            // The move reached the application as it happened, not only when asked: a path-changed event (issue 39,
+            // item 5) names the new direct address (GroupSession.pathChanges underneath).
+            let moved = try await joiner.waitForEvent("path-changed to the host's new port", within: 5) { event in
+                event.name == "path-changed" && event["path"] == "direct" && event["path_address"] == address
+            }
+            #expect(moved["name"] == "ada", "the host")
             // The relay goes away: the direct path carries on.
             relay.signal(SIGTERM)
             _ = try await relay.waitForExit(within: 10)

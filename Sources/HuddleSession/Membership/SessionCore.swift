@@ -97,8 +97,12 @@ public struct SessionCore: Sendable {
             } else {
                 nonMemberMessagesDropped += 1
             }
-        case .routeChanged:
-            break
+        case .routeChanged(let id, let peer, let route):
+            // Only an active member's path is news: a joiner's route settles before it is announced.
+            if peers[id] == peer, membership.isActiveMember(peer), let member = membership.member(peer) {
+                let rtt = endpoint.connection(id)?.rtt.smoothed ?? .zero
+                events.append(.pathChanged(member, route: route, smoothedRTT: rtt))
+            }
         case .unresponsive(let id, let peer, let lastHeard):
             // Only an active member's silence is news; a joiner's shows in its join's own timeouts.
             if peers[id] == peer, membership.isActiveMember(peer), let member = membership.member(peer),

@@ -17,6 +17,10 @@ public enum SessionEvent: Sendable {
     case participantUnresponsive(MemberRecord, lastHeard: Instant)
     /// A member reported unresponsive was heard from again.
     case participantResponsive(MemberRecord)
+    /// The connection to an active member moved to another route (relayed to direct after hole punching, direct to
+    /// relayed when the direct path failed, or to the member's new address after it moved); `smoothedRTT` is the
+    /// connection's round-trip estimate at that moment.
+    case pathChanged(MemberRecord, route: Route, smoothedRTT: Duration)
     /// The shared activity changed.
     case activityChanged(ActivityRecord)
     /// The session ended for everyone (`by` is `nil` when this node ended it).
