@@ -1,7 +1,8 @@
 import HuddleProtocol
 
 /// A participant's connection moved to another path: from a relay to a direct path after hole punching, back to a
-/// relay when the direct path failed, or to the participant's new address after it moved (``GroupSession/pathChanges``).
+/// relay when the direct path failed, or to the participant's new address after it moved
+/// (``GroupSession/pathChanges``).
 ///
 /// The path a connection starts on is in ``GroupSession/peerStatistics()``; this reports each move after that.
 public struct PathChange: Sendable, Hashable {

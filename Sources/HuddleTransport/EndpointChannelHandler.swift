@@ -6,9 +6,10 @@ import NIOCore
 /// timer and the application's calls, then drains transmits, events and waiting sends.
 ///
 /// It composes one part per job: ``DatagramReceiver`` (reads in), ``EventDelivery`` (events out to the installed
-/// consumer), ``LoopTimer`` (the one timer), ``SendIntake`` (queued messages to the endpoint), ``TransmitBatch`` (a flush's datagrams grouped into
-/// writes; `EndpointChannelHandler+Transmit.swift` writes them, ``DirectDatagramSender``) and socket replacement
-/// (``ChannelReplacement``); this file holds the channel callbacks and the order they run in.
+/// consumer), ``LoopTimer`` (the one timer), ``SendIntake`` (queued messages to the endpoint), ``TransmitBatch`` (a
+/// flush's datagrams grouped into writes, which `EndpointChannelHandler+Transmit.swift` makes, directly through
+/// ``DirectDatagramSender`` or through SwiftNIO) and socket replacement (``ChannelReplacement``). This file holds the
+/// channel callbacks and the order they run in.
 ///
 /// Threading: every member is touched only on the channel's event loop (NIO calls handler methods there, and the
 /// driver reaches it only through a `NIOLoopBound`, which checks the loop on every access). That confinement is why

@@ -1,7 +1,7 @@
 import HuddleProtocol
 
-/// Takes a ``UDPEndpointDriver``'s events on its event loop (see ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``,
-/// the driver's one way out for events).
+/// Takes a ``UDPEndpointDriver``'s events on its event loop: the driver's one way out for events (see
+/// ``UDPEndpointDriver/handleEvents(maxEvents:maxBytes:_:)``).
 ///
 /// Called after every input with the events that are available, in order (at most the configured number of events and
 /// message bytes per call, and again while more are available), with exclusive access to the endpoint (to react at
