@@ -14,6 +14,9 @@ public enum ProtocolLimits {
     /// Unreliable datagrams waiting to be sent per connection; beyond it the oldest is dropped (they are unreliable
     /// by contract, and stale ones are worth least).
     public static let maxQueuedDatagrams = 256
+    /// A first handshake goes to at most this many other addresses of the peer besides the one it is dialled at
+    /// (``Endpoint/connect(to:at:alternates:now:)``): eight in all, as many as a member record carries.
+    public static let maxAlternateAddresses = 7
     /// Admissions (open invitations) an endpoint holds at once; ``Endpoint/addAdmission(_:credentials:)`` refuses
     /// more with ``ProtocolError/admissionLimitReached(limit:)``.
     public static let maxAdmissions = 64

@@ -80,6 +80,9 @@ public struct Connection {
     var handshakeStartedAt: Instant?
     /// Initiations sent for the handshake in progress (before the current one), for the retry backoff.
     var initiationsSent = 0
+    /// Other addresses the peer may be reached at directly, tried with the first handshake's retries (see
+    /// ``Endpoint/connect(to:at:alternates:now:)``).
+    var alternateAddresses: [NetworkAddress] = []
     var nextInitiationAt: Instant?
     var cookie: [UInt8]?
     var lastAcceptedTimestamp: TAI64N?

@@ -484,15 +484,23 @@ extension Endpoint {
         sendInitiation(initiation.datagram, for: connection, now: now)
     }
 
-    /// Queues an initiation on the connection's route and, for a first handshake, also through every relay (the
-    /// first response to arrive decides the route; hole punching may move it to a direct one afterwards). A rekey
-    /// goes on the route in use only.
+    /// Queues an initiation on the connection's route and, for a first handshake, also through every relay and,
+    /// from the first retry on, to the peer's other addresses (the first response to arrive decides the route; hole
+    /// punching may move it to a direct one afterwards). A rekey goes on the route in use only.
+    ///
+    /// The other addresses wait for the first retry, the initial retry interval (250 ms) after the first attempt, as
+    /// Happy Eyeballs (RFC 8305) staggers its attempts: a peer that answers at its first address is reached there
+    /// without a second handshake anywhere else, and one that does not is tried everywhere a quarter second later.
     private mutating func sendInitiation(_ datagram: [UInt8], for connection: Connection, now: Instant) {
         outbox.append((connection.route, datagram))
         statistics.initiationsSent += 1
         guard connection.state == .connecting else { return }
         for route in relayedRoutes(to: connection.peer, now: now) where route != connection.route {
             outbox.append((route, datagram))
+        }
+        guard connection.initiationsSent > 0 else { return }
+        for address in connection.alternateAddresses where Route.direct(address) != connection.route {
+            outbox.append((.direct(address), datagram))
         }
     }
 

@@ -141,15 +141,22 @@ public struct Endpoint {
 
     /// The connection to `peer`, created (and its handshake started) if there is none. Throws
     /// ``ProtocolError/unknownPeer`` for a peer that was not added.
+    ///
+    /// The handshake goes to `address`; from its first retry on (250 ms later) also to each of `alternates`, the
+    /// peer's other addresses (at most ``ProtocolLimits/maxAlternateAddresses``), and the first response decides where
+    /// the connection lives. A member that advertises a LAN, an IPv6 and a public address is reached at whichever
+    /// answers, not only at the first.
     @discardableResult
     public mutating func connect(
-        to peer: X25519PublicKey, at address: NetworkAddress, now: Instant
+        to peer: X25519PublicKey, at address: NetworkAddress, alternates: [NetworkAddress] = [], now: Instant
     ) throws(ProtocolError)
         -> ConnectionID
     {
         if let id = liveConnection(to: peer) { return id }
         guard peers[peer] != nil else { throw .unknownPeer }
         let id = makeConnection(peer: peer, route: .direct(address), now: now)
+        connections[id]!.alternateAddresses = Array(
+            alternates.filter { $0 != address }.prefix(ProtocolLimits.maxAlternateAddresses))
         connections[id]!.requestHandshake(now: now)
         sendInitiationIfWanted(id, now: now)
         return id

@@ -314,7 +314,7 @@ public struct SessionCore: Sendable {
                 try? endpoint.addPeer(credentials)
             }
             guard endpoint.liveConnectionID(for: key) == nil, let address = record.addresses.first else { continue }
-            _ = try? endpoint.connect(to: key, at: address, now: now)
+            _ = try? endpoint.connect(to: key, at: address, alternates: Array(record.addresses.dropFirst()), now: now)
         }
         flush(&endpoint, now: now)
     }
@@ -339,8 +339,10 @@ public struct SessionCore: Sendable {
                 endpoint.removePeer(peer, now: now)
                 if let held = early.removeValue(forKey: peer) { nonMemberMessagesDropped += held.messages.count }
             case .dial(let peer, let addresses):
+                // Every address the record names is tried, the first at once and the others from the first retry.
                 guard let address = addresses.first,
-                    (try? endpoint.connect(to: peer, at: address, now: now)) != nil
+                    (try? endpoint.connect(
+                        to: peer, at: address, alternates: Array(addresses.dropFirst()), now: now)) != nil
                 else {
                     // Nowhere to dial (or not authorised): the member cannot be reached, and messages to it must
                     // not wait for a connection that will never come.
