@@ -25,6 +25,19 @@ struct AlternateAddressDialTests {
         return sent
     }
 
+    /// When `a` first retries its initiation and what it sends then (due within the initial retry interval plus its
+    /// jitter, so within a second).
+    static func firstRetry(_ a: inout Endpoint) -> (Instant, [(NetworkAddress, [UInt8])]) {
+        var now = Instant.zero
+        var retry: [(NetworkAddress, [UInt8])] = []
+        while retry.isEmpty, now < .zero + .seconds(1) {
+            now = now + .milliseconds(10)
+            a.handleTimeout(now: now)
+            retry = Self.transmits(&a, now: now)
+        }
+        return (now, retry)
+    }
+
     static let unreachable = NetworkAddress(ipv4: 10, 0, 0, 99, port: 4000)
 
     @Test("The first attempt goes to the first address only; the retry to every address; the answer decides the route")
@@ -34,14 +47,7 @@ struct AlternateAddressDialTests {
             to: b.staticKey, at: Self.unreachable, alternates: [EndpointPair.address(2)], now: .zero)
         let first = Self.transmits(&a, now: .zero)
         #expect(first.map(\.0) == [Self.unreachable], "Happy Eyeballs: the others wait for the first retry")
-        // The first retry is due within the initial retry interval plus its jitter.
-        var now = Instant.zero
-        var retry: [(NetworkAddress, [UInt8])] = []
-        while retry.isEmpty, now < .zero + .seconds(1) {
-            now = now + .milliseconds(10)
-            a.handleTimeout(now: now)
-            retry = Self.transmits(&a, now: now)
-        }
+        let (now, retry) = Self.firstRetry(&a)
         #expect(Set(retry.map(\.0)) == [Self.unreachable, EndpointPair.address(2)])
         #expect(now >= .zero + .milliseconds(250))
         // b answers the copy that reached it; a's connection now lives at b's second address.
@@ -55,21 +61,15 @@ struct AlternateAddressDialTests {
 
     @Test("At the limit: seven other addresses are tried, an eighth and the dialled one again are not")
     func alternatesAreBounded() throws {
-        var (a, b) = try Self.pair()
+        let (dialler, b) = try Self.pair()
+        var a = dialler
         let others = (1...8).map { NetworkAddress(ipv4: 10, 1, 0, UInt8($0), port: 4000) }
         _ = try a.connect(
             to: b.staticKey, at: Self.unreachable, alternates: [Self.unreachable] + others, now: .zero)
         _ = Self.transmits(&a, now: .zero)
-        var now = Instant.zero
-        var retry: [(NetworkAddress, [UInt8])] = []
-        while retry.isEmpty, now < .zero + .seconds(1) {
-            now = now + .milliseconds(10)
-            a.handleTimeout(now: now)
-            retry = Self.transmits(&a, now: now)
-        }
+        let (_, retry) = Self.firstRetry(&a)
         #expect(retry.count == 1 + ProtocolLimits.maxAlternateAddresses)
         #expect(retry.map(\.0) == [Self.unreachable] + others.prefix(ProtocolLimits.maxAlternateAddresses))
-        _ = b
     }
 
     @Test("A peer that answers at its first address is never dialled elsewhere")
