@@ -254,14 +254,12 @@ struct ChatRunner {
     private func printPeers() async {
         let figures = (try? await session.peerStatistics()) ?? []
         for figure in figures.sorted(by: { $0.participant.name < $1.participant.name }) {
-            let rtt =
-                Double(figure.smoothedRTT.components.attoseconds) / 1e15
-                + Double(figure.smoothedRTT.components.seconds) * 1e3
+            let rtt = EventOutput.milliseconds(figure.smoothedRTT)
             output.emit(
                 "peer",
                 [
                     "participant": .string(figure.participant.id), "name": .string(figure.participant.name),
-                    "rtt_ms": .number((rtt * 1000).rounded() / 1000), "loss": .number(figure.lossRate),
+                    "rtt_ms": .number(rtt), "loss": .number(figure.lossRate),
                     "packets_sent": .integer(figure.packetsSent), "packets_lost": .integer(figure.packetsLost),
                     "path": .string(figure.path.kind), "path_address": .string(figure.path.address.description),
                     "datagram_size": .integer(figure.datagramSize),

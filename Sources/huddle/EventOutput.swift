@@ -248,15 +248,20 @@ struct EventOutput: Sendable {
     /// `path-changed`: a participant's connection moved to another path (hole punching made it direct, a failed
     /// direct path fell back to a relay, or the participant moved).
     func pathChanged(_ change: PathChange) {
-        let rtt = change.smoothedRTT / .milliseconds(1)
+        let rtt = Self.milliseconds(change.smoothedRTT)
         emit(
             "path-changed",
             [
                 "participant": .string(change.participant.id), "name": .string(change.participant.name),
                 "path": .string(change.path.kind), "path_address": .string(change.path.address.description),
-                "rtt_ms": .number((rtt * 1000).rounded() / 1000),
+                "rtt_ms": .number(rtt),
             ],
             text: "~ \(change.participant) now \(change.path) (rtt \(String(format: "%.3f", rtt)) ms)")
+    }
+
+    /// `duration` in milliseconds to the microsecond, as `rtt_ms` fields print it (`peer`, `path-changed`).
+    static func milliseconds(_ duration: Duration) -> Double {
+        (duration / .microseconds(1)).rounded() / 1000
     }
 
     private static func describe(_ reason: ParticipantChange.DepartureReason) -> String {
