@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine with Swift lacks: libsodium-dev (and pkg-config to find it); as root
-# also iproute2, nftables and conntrack, which the network-namespace tests need (they are skipped when not root).
+# also iproute2, nftables and conntrack, which the network-namespace tests need (they are skipped when not root);
+# coturn, the TURN server the TURN client is tested against (CoturnInteropTests, on loopback).
 # Uses sudo when not root. Idempotent: does nothing when everything is present.
 # Also PyNaCl (from PyPI) for the independent protocol-vector reference in scripts/vectors, when Python is present.
 set -euo pipefail
@@ -11,6 +12,7 @@ fi
 missing=()
 dpkg -s libsodium-dev >/dev/null 2>&1 || missing+=(libsodium-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v turnserver >/dev/null 2>&1 || [ -x /usr/bin/turnserver ] || missing+=(coturn)
 if [ "$(id -u)" -eq 0 ]; then
     PATH="$PATH:/usr/sbin:/sbin"
     command -v ip >/dev/null 2>&1 || missing+=(iproute2)
