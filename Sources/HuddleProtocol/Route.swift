@@ -7,11 +7,15 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
     case direct(NetworkAddress)
     /// Through the relay at `via`, wrapped in a RELAY_SEND envelope naming `peer`'s static key.
     case relayed(via: NetworkAddress, peer: X25519PublicKey)
+    /// Through this node's allocation on the TURN server at `server`, to and from the peer's UDP address `peer`
+    /// (RFC 8656): ChannelData once the server confirmed a channel, a Send indication before. The peer sees this node
+    /// at the allocation's relayed address.
+    case turn(server: NetworkAddress, peer: NetworkAddress)
 
-    /// Whether packets on this route pass through a relay.
+    /// Whether packets on this route pass through a relay (a Huddle relay or a TURN server).
     public var isRelayed: Bool {
-        if case .relayed = self { return true }
-        return false
+        if case .direct = self { return false }
+        return true
     }
 
     /// The UDP address datagrams on this route are sent to: the peer's, or the relay's.
@@ -19,6 +23,7 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .direct(let address): return address
         case .relayed(let relay, _): return relay
+        case .turn(let server, _): return server
         }
     }
 
@@ -30,11 +35,13 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
         return mine.addressBytes != theirs.addressBytes
     }
 
-    /// The bytes a cookie binds to: the address, and for a relayed route also the peer key the relay vouched for.
+    /// The bytes a cookie binds to: the address, for a relayed route also the peer key the relay vouched for, and for
+    /// a TURN route the server and the peer's address.
     var canonicalBytes: [UInt8] {
         switch self {
         case .direct(let address): return address.canonicalBytes
         case .relayed(let relay, let peer): return relay.canonicalBytes + peer.bytes
+        case .turn(let server, let peer): return server.canonicalBytes + peer.canonicalBytes
         }
     }
 
@@ -42,6 +49,7 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .direct(let address): return address.description
         case .relayed(let relay, _): return "relay \(relay)"
+        case .turn(let server, let peer): return "\(peer) via TURN \(server)"
         }
     }
 }

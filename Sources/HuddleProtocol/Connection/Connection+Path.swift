@@ -88,7 +88,7 @@ extension Connection {
     private mutating func routeChanged() {
         switch paths.current {
         case .direct: observedAddressOwed = true
-        case .relayed: candidatesOwed = !localCandidates.isEmpty
+        case .relayed, .turn: candidatesOwed = !localCandidates.isEmpty
         }
         if state == .established { events.append(.routeChanged(paths.current)) }
     }

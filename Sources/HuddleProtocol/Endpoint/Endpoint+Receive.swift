@@ -6,6 +6,10 @@ extension Endpoint {
     /// everything that fails a check is dropped and counted in ``statistics``.
     public mutating func handle(datagram: UnsafeMutableRawBufferPointer, from source: NetworkAddress, now: Instant) {
         statistics.datagramsReceived += 1
+        if !turnClients.isEmpty, let index = turnClients.firstIndex(where: { $0.server == source }) {
+            handleTurnDatagram(datagram, from: index, now: now)
+            return
+        }
         guard let type = try? PacketClassifier.classify(UnsafeRawBufferPointer(datagram)) else {
             statistics.malformedDropped += 1
             return
@@ -498,9 +502,13 @@ extension Endpoint {
         for route in relayedRoutes(to: connection.peer, now: now) where route != connection.route {
             outbox.append((route, datagram))
         }
+        if case .direct(let address) = connection.route {
+            for route in turnRoutes(to: address) where route != connection.route { outbox.append((route, datagram)) }
+        }
         guard connection.initiationsSent > 0 else { return }
         for address in connection.alternateAddresses where Route.direct(address) != connection.route {
             outbox.append((.direct(address), datagram))
+            for route in turnRoutes(to: address) { outbox.append((route, datagram)) }
         }
     }
 

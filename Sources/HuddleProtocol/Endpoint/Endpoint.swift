@@ -37,6 +37,8 @@ public struct Endpoint {
     var outbox = Deque<(Route, [UInt8])>()
     /// The relays this endpoint registers with.
     var relayClients: [RelayClient] = []
+    /// This endpoint's allocations on TURN servers.
+    var turnClients: [TurnClient] = []
     /// This endpoint's interface addresses (with its port), as the driver reports them.
     public internal(set) var localAddresses: [NetworkAddress] = []
     /// Addresses relays and peers report seeing this endpoint at, most recent last, at most
@@ -80,6 +82,9 @@ public struct Endpoint {
         self.random = generator
         self.timestamps = TimestampClock(wallClockAtOrigin: configuration.wallClockAtOrigin)
         for relay in configuration.relays.prefix(ProtocolLimits.maxRelays) { addRelay(relay, now: .zero) }
+        for server in configuration.turnServers.prefix(ProtocolLimits.maxTurnServers) {
+            addTurnServer(server, now: .zero)
+        }
     }
 
     /// This endpoint's Noise static key.
@@ -157,6 +162,8 @@ public struct Endpoint {
         let id = makeConnection(peer: peer, route: .direct(address), now: now)
         connections[id]!.alternateAddresses = Array(
             alternates.filter { $0 != address }.prefix(ProtocolLimits.maxAlternateAddresses))
+        // The peer may answer, or dial back, from any of its addresses: each TURN allocation lets them in.
+        permitThroughTurn([address] + connections[id]!.alternateAddresses, now: now)
         connections[id]!.requestHandshake(now: now)
         sendInitiationIfWanted(id, now: now)
         return id
@@ -372,6 +379,7 @@ public struct Endpoint {
             // Each connection's deadline is cached as of its last change (``ConnectionTable``).
             var earliest = connections.earliestDeadline()
             for client in relayClients { earliest = min(earliest ?? client.nextRegisterAt, client.nextRegisterAt) }
+            for client in turnClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
             return earliest
         }
     }
@@ -383,6 +391,10 @@ public struct Endpoint {
             if let register = relayClients[index].registerIfDue(identity: configuration.identity, now: now) {
                 outbox.append((.direct(relayClients[index].address), register))
             }
+        }
+        for index in turnClients.indices where turnClients[index].nextDeadline <= now {
+            turnClients[index].handleTimeout(now: now, using: &random)
+            collectTurnOutput(index, now: now)
         }
         let due = connections.dueSlots(at: now)
         for slot in due {
@@ -416,13 +428,15 @@ public struct Endpoint {
     ) -> (
         destination: NetworkAddress, length: Int, isPathProbe: Bool
     )? {
-        if let (route, datagram) = outbox.popFirst() {
-            let offset = route.isRelayed ? RelayEnvelope.headerLength : 0
+        while let (route, datagram) = outbox.popFirst() {
+            let offset = headerRoom(for: route)
             precondition(buffer.count >= datagram.count + offset, "transmit buffer too small")
             datagram.withUnsafeBytes {
                 UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: $0)
             }
-            let (destination, length) = wrap(buffer, length: datagram.count, for: route)
+            guard let (destination, length) = wrap(buffer, length: datagram.count, for: route, now: now) else {
+                continue
+            }
             return (destination, length, false)
         }
         // Only connections that changed since they last had nothing to send can have something: an input, a call,
@@ -441,24 +455,38 @@ public struct Endpoint {
             }
             connections.rotateTransmitCandidates()
             collectRetiredIndices(connections.id(inSlot: slot), slot: slot)
-            if route.isRelayed {
+            let offset = headerRoom(for: route)
+            if offset > 0 {
                 // The packet moves behind the envelope header (a relayed path is the slow one; one move of at
                 // most a datagram costs less than a second buffer for every packet).
-                precondition(buffer.count >= length + RelayEnvelope.headerLength, "transmit buffer too small")
-                UnsafeMutableRawBufferPointer(rebasing: buffer[RelayEnvelope.headerLength...])
+                precondition(buffer.count >= length + offset, "transmit buffer too small")
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset...])
                     .baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: length)
             }
-            let (destination, wrapped) = wrap(buffer, length: length, for: route)
+            guard let (destination, wrapped) = wrap(buffer, length: length, for: route, now: now) else { continue }
             return (destination, wrapped, isPathProbe)
         }
         return nil
     }
 
-    /// The datagram for `route` whose inner packet of `length` bytes is in place: as is for a direct route, behind a
-    /// RELAY_SEND header (written into the first 36 bytes) for a relayed one.
+    /// The bytes a packet on `route` needs in front of it: a RELAY_SEND header's 36 on a relayed route, a ChannelData
+    /// header's 4 on a TURN route with a confirmed channel, none otherwise (a Send indication is built apart).
+    private func headerRoom(for route: Route) -> Int {
+        switch route {
+        case .direct: return 0
+        case .relayed: return RelayEnvelope.headerLength
+        case .turn(let server, let peer):
+            return turnClients.first { $0.server == server }?.channel(for: peer) == nil ? 0 : ChannelData.headerLength
+        }
+    }
+
+    /// The datagram for `route` whose inner packet of `length` bytes is in place (behind ``headerRoom(for:)``): as
+    /// is for a direct route, behind a RELAY_SEND header for a relayed one, behind a ChannelData header or inside a
+    /// Send indication for a TURN one. `nil` when it cannot go: a TURN route whose allocation is gone, or a Send
+    /// indication larger than the buffer (counted; the channel, asked for here, carries the next one).
     private mutating func wrap(
-        _ buffer: UnsafeMutableRawBufferPointer, length: Int, for route: Route
-    ) -> (destination: NetworkAddress, length: Int) {
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, for route: Route, now: Instant
+    ) -> (destination: NetworkAddress, length: Int)? {
         switch route {
         case .direct(let address):
             return (address, length)
@@ -466,6 +494,28 @@ public struct Endpoint {
             RelayEnvelope.writeHeader(.relaySend, key: peer.bytes, into: buffer)
             statistics.relayedPacketsSent += 1
             return (relay, length + RelayEnvelope.headerLength)
+        case .turn(let server, let peer):
+            guard let index = turnClients.firstIndex(where: { $0.server == server }),
+                turnClients[index].relayedAddress != nil
+            else {
+                statistics.turnPacketsDropped += 1
+                return nil
+            }
+            statistics.turnPacketsSent += 1
+            if let channel = turnClients[index].channel(for: peer) {
+                ChannelData.writeHeader(channel: channel, length: length, into: buffer)
+                return (server, length + ChannelData.headerLength)
+            }
+            turnClients[index].bindChannel(to: peer, now: now, using: &random)
+            collectTurnOutput(index, now: now)
+            let indication = turnClients[index].sendIndication(
+                UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: peer, using: &random)
+            guard indication.count <= buffer.count else {
+                statistics.turnPacketsDropped += 1
+                return nil
+            }
+            indication.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            return (server, indication.count)
         }
     }
 

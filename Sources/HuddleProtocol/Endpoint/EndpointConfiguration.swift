@@ -21,6 +21,10 @@ public struct EndpointConfiguration: Sendable {
     /// cannot reach directly are reached through them, and they tell it its reflexive address.
     public var relays: [NetworkAddress] = []
 
+    /// TURN servers (RFC 8656) the endpoint allocates on, at most ``ProtocolLimits/maxTurnServers``: a peer is also
+    /// dialled through each allocation, and peers reach this node at the allocations' relayed addresses.
+    public var turnServers: [TurnServer] = []
+
     /// A configuration for `identity`.
     public init(identity: Identity, prologue: [UInt8], wallClockAtOrigin: TAI64N) {
         self.identity = identity

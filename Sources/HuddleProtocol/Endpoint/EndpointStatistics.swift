@@ -65,6 +65,12 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var relayedPacketsReceived = 0
     /// Packets sent through a relay.
     public var relayedPacketsSent = 0
+    /// Packets sent through a TURN allocation (ChannelData or Send indications).
+    public var turnPacketsSent = 0
+    /// Packets received through a TURN allocation.
+    public var turnPacketsReceived = 0
+    /// Packets for a TURN route that could not go (no allocation, or too large for a Send indication).
+    public var turnPacketsDropped = 0
     /// Connections removed (closed, drained, timed out, or replaced); their counters are in
     /// ``Endpoint/closedConnectionStatistics``.
     public var connectionsClosed = 0

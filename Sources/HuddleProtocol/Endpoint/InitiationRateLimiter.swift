@@ -56,11 +56,11 @@ struct InitiationRateLimiter: Sendable {
     }
 
     /// What identifies a source: the IP address (an IPv6 /64, which one host usually has whole; an IPv4 address
-    /// mapped into IPv6 by a dual-stack socket is its IPv4 address), or for a relayed initiation the relay and the
-    /// key it vouched for.
+    /// mapped into IPv6 by a dual-stack socket is its IPv4 address; through TURN, the peer's as the server saw it), or
+    /// for a relayed initiation the relay and the key it vouched for.
     static func key(_ source: Route) -> [UInt8] {
         switch source {
-        case .direct(let address):
+        case .direct(let address), .turn(_, let address):
             let bytes = address.addressBytes
             guard bytes.count == 16 else { return bytes }
             if bytes.prefix(10).allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {

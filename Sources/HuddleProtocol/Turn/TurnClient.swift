@@ -71,6 +71,8 @@ public struct TurnClient {
     private var nextKeepaliveAt: Instant
     private var outbox: [[UInt8]] = []
     private var events: [TurnEvent] = []
+    /// Why the latest allocation attempt failed, until one succeeds.
+    public private(set) var lastFailure: TurnFailure?
 
     /// A client for `server`; the first Allocate goes at the first ``handleTimeout(now:using:)``.
     public init(server: NetworkAddress, credentials: TurnCredentials, now: Instant) {
@@ -294,6 +296,7 @@ public struct TurnClient {
                 return
             }
             state = .allocated(relayed: relayed, mapped: mapped, refreshAt: refreshTime(of: message, now: now))
+            lastFailure = nil
             events.append(.allocated(relayed: relayed, mapped: mapped))
             for ip in permissionOrder { self.request(.permission(ip: ip), now: now, using: &random) }
             for peer in channelOrder {
@@ -357,6 +360,7 @@ public struct TurnClient {
             state = .unallocated(retryAt: now + ProtocolLimits.turnRetryAfterFailure)
             for peer in channelOrder { channels[peer]?.isBound = false }
             for ip in permissionOrder where permissions[ip] != nil { permissions[ip] = .some(nil) }
+            lastFailure = failure
             events.append(.failed(failure))
         case .permission(let ip):
             // Tried again at the next refresh of anything: forgetting it would let a later permit() ask again.
