@@ -210,6 +210,7 @@ let package = Package(
             name: "HuddleTransportTests",
             dependencies: [
                 "HuddleTransport",
+                "HuddleCLITestSupport",
                 "HuddleProtocol",
                 "HuddleCrypto",
                 "HuddleWire",

@@ -20,6 +20,10 @@
 @_exported import struct HuddleProtocol.NetworkAddress
 @_exported import enum HuddleProtocol.ProtocolError
 @_exported import enum HuddleProtocol.ProtocolViolation
+// What ``HuddleNode/Configuration/turnServers`` and ``TurnAllocation`` name.
+@_exported import struct HuddleProtocol.TurnCredentials
+@_exported import enum HuddleProtocol.TurnFailure
+@_exported import struct HuddleProtocol.TurnServer
 @_exported import struct HuddleSession.SessionID
 @_exported import struct HuddleTransport.SystemRandomGenerator
 @_exported import struct HuddleTransport.TransportConfiguration

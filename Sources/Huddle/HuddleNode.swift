@@ -52,6 +52,15 @@ public final class HuddleNode: Sendable {
         /// until hole punching finds a direct path, and tickets it writes name them so joiners use them too. The
         /// relays only forward sealed packets; they never hold session keys.
         public var relays: [NetworkAddress] = []
+        /// TURN servers (RFC 8656, over UDP, long-term credentials) the node allocates on, at most
+        /// ``HuddleNode/maxTurnServers``: what coturn and hosted TURN services run. Peers reach the node at each
+        /// allocation's relayed address, and a first handshake also goes out through each allocation. When
+        /// ``advertisedAddresses`` is left empty, ``HuddleNode/start(_:)`` waits up to
+        /// ``HuddleNode/turnAllocationWait`` for the allocations and advertises their relayed addresses first (so a
+        /// ticket, which names a member at its first address, reaches this node through TURN even behind a
+        /// symmetric NAT; hole punching then moves peers that can reach it directly to a direct path). A TURN server
+        /// sees which addresses this node talks to and how much, never what (every packet is sealed end to end).
+        public var turnServers: [TurnServer] = []
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -101,6 +110,12 @@ public final class HuddleNode: Sendable {
 
     /// The congestion controllers a node can use (docs/PROTOCOL.md §7.5).
     public typealias CongestionControl = ConnectionConfiguration.CongestionControl
+
+    /// The most TURN servers a node allocates on (``Configuration/turnServers``; more are ignored).
+    public static let maxTurnServers = ProtocolLimits.maxTurnServers
+    /// How long ``start(_:)`` waits for TURN allocations before advertising what it has (a TURN server answers in a
+    /// round trip or two; one that does not answer in this time is left to retry in the background).
+    public static let turnAllocationWait: Duration = .seconds(2)
 
     /// The most relays a node registers with (``Configuration/relays``; more are ignored).
     public static let maxRelays = ProtocolLimits.maxRelays
@@ -179,6 +194,7 @@ public final class HuddleNode: Sendable {
         endpointConfiguration.connection.unresponsiveAfter = keepalive * 2
         endpointConfiguration.connection.duplicatedChannels = [SessionEngine.messengerDuplicatedChannel]
         endpointConfiguration.relays = configuration.relays
+        endpointConfiguration.turnServers = Array(configuration.turnServers.prefix(maxTurnServers))
         let driver: UDPEndpointDriver
         do {
             driver = try await UDPEndpointDriver.bind(
@@ -188,13 +204,18 @@ public final class HuddleNode: Sendable {
             throw .transport(error)
         }
         let bound = driver.localAddress
-        let advertised =
+        var advertised =
             configuration.advertisedAddresses.isEmpty
             ? AdvertisedAddresses.choose(bound: bound, interfaces: AdvertisedAddresses.interfaceAddresses())
             : AdvertisedAddresses.resolving(configuration.advertisedAddresses, port: bound.port)
+        if configuration.advertisedAddresses.isEmpty, !configuration.turnServers.isEmpty {
+            let relayed = await awaitTurnAllocations(driver).compactMap(\.relayedAddress)
+            advertised = Array((relayed + advertised.filter { !relayed.contains($0) }).prefix(maxAdvertisedAddresses))
+        }
         // The interface addresses are this node's direct candidates for hole punching (its reflexive addresses come
         // from relays and peers).
-        try? await driver.perform { endpoint, _ in endpoint.setLocalAddresses(advertised) }
+        let candidates = advertised
+        try? await driver.perform { endpoint, _ in endpoint.setLocalAddresses(candidates) }
         let name = String(
             decoding: Array(configuration.name.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         let temporary =
@@ -368,6 +389,34 @@ public final class HuddleNode: Sendable {
             watch.monitor = monitor
             return monitor
         }
+    }
+
+    /// Each TURN server of ``Configuration/turnServers`` and where its allocation stands now.
+    public func turnAllocations() async -> [TurnAllocation] {
+        await Self.turnAllocations(driver)
+    }
+
+    static func turnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
+        (try? await driver.perform { endpoint, _ in
+            endpoint.turnAllocations.map {
+                TurnAllocation(server: $0.server, relayedAddress: $0.relayed, failure: $0.failure)
+            }
+        }) ?? []
+    }
+
+    /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``.
+    /// Checked every 10 ms: this runs once, at start, before any session (the allocation itself is driven by the
+    /// endpoint's own timers, not by this wait).
+    static func awaitTurnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
+        let deadline = ContinuousClock.now + turnAllocationWait
+        var allocations = await turnAllocations(driver)
+        while allocations.contains(where: { $0.relayedAddress == nil && $0.failure == nil }),
+            ContinuousClock.now < deadline
+        {
+            try? await Task.sleep(for: .milliseconds(10))
+            allocations = await turnAllocations(driver)
+        }
+        return allocations
     }
 
     /// Leaves the current session (if any), closes every connection and the socket. Idempotent.

@@ -115,6 +115,22 @@ struct EventOutput: Sendable {
         emit("metrics", ["url": .string(url)], text: "metrics at \(url)")
     }
 
+    /// Where a `--turn` allocation stands after the node started: `turn` with the `server`, the `relayed` address it
+    /// granted (or null) and the `error` (or null: wrong credentials, a refusal, no answer yet; the node retries).
+    func turn(_ allocation: TurnAllocation) {
+        let server = "\(allocation.server)"
+        if let relayed = allocation.relayedAddress {
+            emit(
+                "turn", ["server": .string(server), "relayed": .string("\(relayed)"), "error": .null],
+                text: "TURN \(server): reachable at \(relayed)")
+        } else {
+            let reason = allocation.failure.map { "\($0)" } ?? "no answer yet"
+            emit(
+                "turn", ["server": .string(server), "relayed": .null, "error": .string(reason)],
+                text: "TURN \(server): no allocation (\(reason)); retrying")
+        }
+    }
+
     /// A node registered at this relay or its registration ended (`huddle relay`): `relay-registered` with the
     /// node's `key` (the first 8 bytes of its X25519 static key in hex) and the `address` the relay sees it at, or
     /// `relay-unregistered` with the `key` and the `reason` (`expired`: not refreshed for 60 s; `displaced`: another

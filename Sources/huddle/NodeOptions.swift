@@ -59,6 +59,14 @@ struct NodeOptions: ParsableArguments {
             valueName: "host:port"))
     var relay: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A TURN server to allocate on, USER:PASSWORD@HOST:PORT (coturn, hosted TURN); repeat for two at most.",
+            discussion: "Peers reach this node at the relayed address the server grants, which tickets then name "
+                + "first; hole punching still moves peers that can reach it directly to a direct path.",
+            valueName: "user:password@host:port"))
+    var turn: [String] = []
+
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
@@ -150,6 +158,26 @@ struct NodeOptions: ParsableArguments {
         }
     }
 
+    /// The `--turn` servers.
+    func turnServers() throws -> [TurnServer] {
+        guard turn.count <= HuddleNode.maxTurnServers else {
+            throw ValidationError("--turn: \(turn.count) servers; at most \(HuddleNode.maxTurnServers) are allowed")
+        }
+        return try turn.map { text in
+            guard let at = text.lastIndex(of: "@"), let colon = text[..<at].firstIndex(of: ":") else {
+                throw ValidationError("--turn \(text): give USER:PASSWORD@HOST:PORT")
+            }
+            let (host, port) = try Self.split(String(text[text.index(after: at)...]), option: "--turn")
+            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
+                throw ValidationError("--turn \(text): give an IPv4 or IPv6 address and a port other than 0")
+            }
+            return TurnServer(
+                address: address,
+                credentials: TurnCredentials(
+                    username: String(text[..<colon]), password: String(text[text.index(after: colon)..<at])))
+        }
+    }
+
     /// `host` (an IPv4 or IPv6 literal) and `port` as an address; `nil` for anything else (names are not resolved:
     /// a ticket must name an address that means the same thing on every machine).
     static func networkAddress(host: String, port: Int) -> NetworkAddress? {
@@ -209,6 +237,7 @@ struct NodeOptions: ParsableArguments {
             identity: held.identity, name: name, host: host, port: port, logger: logger)
         configuration.advertisedAddresses = advertised
         configuration.relays = try relayAddresses()
+        configuration.turnServers = try turnServers()
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }

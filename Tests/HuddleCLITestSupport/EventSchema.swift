@@ -35,7 +35,12 @@ public struct EventSchema: Sendable {
                 } else if let types = property["type"] as? [String] {
                     fields[key] = Set(types)
                 }
-                if let allowed = property["enum"] as? [String] { values[name, default: [:]][key] = Set(allowed) }
+                if let allowed = property["enum"] as? [String] {
+                    values[name, default: [:]][key] = Set(allowed)
+                    // An enum of strings alone (no `type`) is a string field: without this, such a field (`path` of
+                    // `path-changed`) read as one the schema does not have.
+                    if fields[key] == nil { fields[key] = ["string"] }
+                }
             }
             events[name] = fields
         }

@@ -1,3 +1,4 @@
+import HuddleCLITestSupport
 import HuddleCrypto
 import HuddleProtocol
 import HuddleWire

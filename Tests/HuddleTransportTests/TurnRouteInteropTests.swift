@@ -1,4 +1,5 @@
 import Foundation
+import HuddleCLITestSupport
 import HuddleCrypto
 import HuddleTestKit
 import HuddleWire
@@ -91,5 +92,11 @@ struct TurnRouteInteropTests {
         #expect(host.endpoint.statistics.turnPacketsSent > 0)
         #expect(host.endpoint.statistics.turnPacketsReceived > 0)
         #expect(host.endpoint.statistics.turnPacketsDropped == 0)
+
+        // The guest's own address answers the host's path challenge: both move to the direct path.
+        run(host, guest, start: start) { host.endpoint.connection(hostConnection)?.route == .direct(guest.address) }
+        #expect(host.endpoint.connection(hostConnection)?.route == .direct(guest.address))
+        run(host, guest, start: start) { guest.endpoint.connection(id)?.route == .direct(host.address) }
+        #expect(guest.endpoint.connection(id)?.route == .direct(host.address))
     }
 }

@@ -138,6 +138,10 @@ extension Connection {
             // A connection established on a direct route has just become a direct one (§7.12): the peer learns the
             // address its packets arrive from, as after a move from the relay.
             if case .direct = paths.current { observedAddressOwed = true }
+            // Through TURN, the peer's address as the server saw it may also be reachable straight (a peer on the
+            // LAN or with a public address): a path challenge tries it, and an answer moves the connection off the
+            // TURN server as hole punching would.
+            if case .turn(_, let peer) = paths.current { paths.challenge(.direct(peer), force: true, now: now) }
         }
     }
 

@@ -8,21 +8,22 @@ import Testing
 /// A coturn `turnserver` (Debian's `coturn`, installed by `make deps`) on 127.0.0.1 for one test: long-term
 /// credentials `ada:secret` in realm `huddle.test`, UDP only, loopback peers allowed (every peer of these tests is on
 /// loopback). Stopped by ``stop()`` (or when the object goes away).
-final class Coturn {
-    static let executable = "/usr/bin/turnserver"
-    static let username = "ada"
-    static let password = "secret"
-    static let realm = "huddle.test"
+public final class Coturn: @unchecked Sendable {
+    public static let executable = "/usr/bin/turnserver"
+    public static let username = "ada"
+    public static let password = "secret"
+    public static let realm = "huddle.test"
 
-    let port: UInt16
+    /// The UDP port it listens on (127.0.0.1).
+    public let port: UInt16
     private let process = Process()
     private let directory: URL
 
     /// Whether coturn is installed here.
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
     /// Starts a server on a free port and waits until it answers a Binding request (at most 5 s).
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try LoopbackUDPSocket().port
@@ -52,11 +53,12 @@ final class Coturn {
     }
 
     /// What the server logged so far (for a failing test's message).
-    var log: String {
+    public var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("turn.log"), encoding: .utf8)) ?? ""
     }
 
-    func stop() {
+    /// Stops the server (idempotent).
+    public func stop() {
         if process.isRunning {
             // SIGKILL: a child of a Dispatch thread inherits its blocked signals, SIGTERM among them, and coturn
             // keeps nothing worth a clean exit.
@@ -69,16 +71,20 @@ final class Coturn {
     deinit { stop() }
 }
 
-enum CoturnError: Error {
+/// Why a ``Coturn`` did not start.
+public enum CoturnError: Error {
+    /// It did not answer a Binding request within 5 s; what it logged.
     case notAnswering(log: String)
 }
 
 /// A blocking UDP socket on 127.0.0.1 for talking to coturn and playing a peer.
-final class LoopbackUDPSocket {
+public final class LoopbackUDPSocket: @unchecked Sendable {
     let descriptor: Int32
-    let port: UInt16
+    /// The bound port.
+    public let port: UInt16
 
-    init() throws {
+    /// A socket on 127.0.0.1 at a free port.
+    public init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
         var address = sockaddr_in()
@@ -100,7 +106,8 @@ final class LoopbackUDPSocket {
 
     deinit { close(descriptor) }
 
-    func send(_ bytes: [UInt8], to port: UInt16) {
+    /// Sends `bytes` to 127.0.0.1:`port`.
+    public func send(_ bytes: [UInt8], to port: UInt16) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -115,7 +122,7 @@ final class LoopbackUDPSocket {
     }
 
     /// The next datagram and the port it came from, or `nil` after `timeout`.
-    func receive(timeout: Duration) -> (bytes: [UInt8], port: UInt16)? {
+    public func receive(timeout: Duration) -> (bytes: [UInt8], port: UInt16)? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(
             timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
