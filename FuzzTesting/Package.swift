@@ -36,6 +36,7 @@ let package = Package(
         .executableTarget(name: "NearbyBeaconFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "HandshakeReplyFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "TurnFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )
