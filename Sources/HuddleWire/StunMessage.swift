@@ -4,7 +4,7 @@
 /// Encoding computes MESSAGE-INTEGRITY through a closure (this module does no cryptography) and FINGERPRINT itself.
 /// Decoding checks the header, the length, every attribute's bounds and a FINGERPRINT when there is one, and keeps
 /// the bytes a MESSAGE-INTEGRITY covers so the caller can verify it with its key.
-public struct StunMessage: Hashable, Sendable {
+public struct StunMessage: Sendable {
     /// The magic cookie, 0x2112A442, which tells STUN apart from other protocols on the same port.
     public static let magicCookie: UInt32 = 0x2112_A442
     /// The magic cookie's bytes, in network order.
@@ -153,18 +153,5 @@ public struct StunMessage: Hashable, Sendable {
             Result { () throws(StunError) in try StunMessage(decoding: raw) }
         }
         self = try result.get()
-    }
-
-    public static func == (lhs: StunMessage, rhs: StunMessage) -> Bool {
-        lhs.method == rhs.method && lhs.messageClass == rhs.messageClass && lhs.transactionID == rhs.transactionID
-            && lhs.attributes == rhs.attributes && lhs.integrity?.covered == rhs.integrity?.covered
-            && lhs.integrity?.tag == rhs.integrity?.tag
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(method)
-        hasher.combine(messageClass)
-        hasher.combine(transactionID)
-        hasher.combine(attributes)
     }
 }
