@@ -32,7 +32,9 @@ extension Endpoint {
     /// A datagram from the TURN server of `turnClients[index]`: a response the client takes in, or a peer's packet,
     /// which is handled as if it came on the TURN route to that peer.
     mutating func handleTurnDatagram(_ datagram: UnsafeMutableRawBufferPointer, from index: Int, now: Instant) {
+        let droppedBefore = turnClients[index].datagramsDropped
         let delivered = turnClients[index].handle(datagram, now: now, using: &random)
+        statistics.turnDatagramsDropped += turnClients[index].datagramsDropped - droppedBefore
         collectTurnOutput(index, now: now)
         guard let (peer, payload) = delivered else { return }
         statistics.turnPacketsReceived += 1

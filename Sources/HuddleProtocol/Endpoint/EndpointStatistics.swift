@@ -69,8 +69,12 @@ public struct EndpointStatistics: Sendable, Hashable {
     public var turnPacketsSent = 0
     /// Packets received through a TURN allocation.
     public var turnPacketsReceived = 0
-    /// Packets for a TURN route that could not go (no allocation, or too large for a Send indication).
+    /// Packets for a TURN route that could not go (no allocation, or too large for a Send indication). Not a
+    /// receive-drop counter.
     public var turnPacketsDropped = 0
+    /// Datagrams from a TURN server dropped: malformed, on an unbound channel, unexpected, or an answer matching no
+    /// request in flight or failing its MESSAGE-INTEGRITY (``TurnClient/datagramsDropped``).
+    public var turnDatagramsDropped = 0
     /// Connections removed (closed, drained, timed out, or replaced); their counters are in
     /// ``Endpoint/closedConnectionStatistics``.
     public var connectionsClosed = 0
@@ -95,6 +99,7 @@ public struct EndpointStatistics: Sendable, Hashable {
         ("unknown_index", { $0.unknownIndexDropped }),
         ("rejected", { $0.transportRejected }),
         ("relay", { $0.relayPacketsDropped }),
+        ("turn", { $0.turnDatagramsDropped }),
     ]
 
     /// Received datagrams dropped without effect: the sum of ``dropReasons``.

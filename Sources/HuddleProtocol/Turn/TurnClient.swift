@@ -73,6 +73,9 @@ public struct TurnClient {
     private var events: [TurnEvent] = []
     /// Why the latest allocation attempt failed, until one succeeds.
     public private(set) var lastFailure: TurnFailure?
+    /// Datagrams from the server dropped: malformed, on an unbound channel, unexpected, or an answer that matches no
+    /// request in flight or fails its MESSAGE-INTEGRITY.
+    public private(set) var datagramsDropped = 0
 
     /// A client for `server`; the first Allocate goes at the first ``handleTimeout(now:using:)``.
     public init(server: NetworkAddress, credentials: TurnCredentials, now: Instant) {
@@ -235,38 +238,49 @@ public struct TurnClient {
 
     /// Handles a datagram from the server. Data from a peer (ChannelData or a Data indication) comes back as the
     /// peer's address and where its bytes are in `datagram` (moved to its start for an indication); responses are
-    /// taken in and return `nil`, as does anything malformed, unexpected or unauthenticated (dropped).
+    /// taken in and return `nil`, as does anything malformed, unexpected or unauthenticated (dropped and counted in
+    /// ``datagramsDropped``).
     public mutating func handle(
         _ datagram: UnsafeMutableRawBufferPointer, now: Instant, using random: inout some RandomNumberGenerator
     ) -> (peer: NetworkAddress, payload: Range<Int>)? {
         let raw = UnsafeRawBufferPointer(datagram)
         if ChannelData.isChannelData(raw) {
             guard let (number, range) = try? ChannelData.parse(raw), let peer = peerByChannel[number] else {
+                datagramsDropped += 1
                 return nil
             }
             return (peer, range)
         }
-        guard let message = try? StunMessage(decoding: raw) else { return nil }
+        guard let message = try? StunMessage(decoding: raw) else {
+            datagramsDropped += 1
+            return nil
+        }
         switch message.messageClass {
         case .indication:
             guard message.method == .data, let peerAttribute = message.attribute(StunAttribute.xorPeerAddress),
                 let wire = try? peerAttribute.xorAddress(transactionID: message.transactionID),
                 let peer = NetworkAddress(wire: wire), let data = message.attribute(StunAttribute.data)?.value
-            else { return nil }
+            else {
+                datagramsDropped += 1
+                return nil
+            }
             data.withUnsafeBytes { datagram.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: data.count) }
             return (peer, 0..<data.count)
         case .success, .error:
-            handleResponse(message, now: now, using: &random)
+            if !handleResponse(message, now: now, using: &random) { datagramsDropped += 1 }
             return nil
         case .request:
+            datagramsDropped += 1
             return nil
         }
     }
 
+    /// Takes in an answer; returns `false` when it was dropped (no request in flight matches it, or it fails its
+    /// MESSAGE-INTEGRITY).
     private mutating func handleResponse(
         _ message: StunMessage, now: Instant, using random: inout some RandomNumberGenerator
-    ) {
-        guard let request = pending[message.transactionID] else { return }
+    ) -> Bool {
+        guard let request = pending[message.transactionID] else { return false }
         if message.messageClass == .error, let error = try? message.attribute(StunAttribute.errorCode)?.errorCode() {
             // 401 and 438 are how the server hands out its realm and nonce; they carry no integrity.
             if error.code == 401 || error.code == 438 {
@@ -278,14 +292,14 @@ public struct TurnClient {
                 } else {
                     failed(request.purpose, because: .unauthorized, now: now)
                 }
-                return
+                return true
             }
-            guard isAuthentic(message, for: request) else { return }
+            guard isAuthentic(message, for: request) else { return false }
             pending[message.transactionID] = nil
             failed(request.purpose, because: .refused(code: error.code, reason: error.reason), now: now)
-            return
+            return true
         }
-        guard message.messageClass == .success, isAuthentic(message, for: request) else { return }
+        guard message.messageClass == .success, isAuthentic(message, for: request) else { return false }
         pending[message.transactionID] = nil
         switch request.purpose {
         case .allocate:
@@ -293,7 +307,7 @@ public struct TurnClient {
                 let mapped = address(message, StunAttribute.xorMappedAddress)
             else {
                 failed(.allocate, because: .invalidResponse, now: now)
-                return
+                return true
             }
             state = .allocated(relayed: relayed, mapped: mapped, refreshAt: refreshTime(of: message, now: now))
             lastFailure = nil
@@ -318,6 +332,7 @@ public struct TurnClient {
                 channels[peer]?.refreshAt = now + ProtocolLimits.turnChannelLifetime - ProtocolLimits.turnRefreshMargin
             }
         }
+        return true
     }
 
     /// Whether a response to `request` may be believed: one to an authenticated request must carry a

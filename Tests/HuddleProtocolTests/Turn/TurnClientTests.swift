@@ -70,6 +70,7 @@ struct TurnClientTests {
         _ = client.receive(unsigned.encoded(), now: .zero, random: &random)
         #expect(client.pollEvent() == nil)
         #expect(client.relayedAddress == nil)
+        #expect(client.datagramsDropped == 2)
         // The genuine answer still counts.
         _ = client.receive(turn.allocated(second), now: .zero, random: &random)
         #expect(client.relayedAddress == turn.relayed)
@@ -118,8 +119,10 @@ struct TurnClientTests {
 
         let delivered = client.receive([0x40, 0x00, 0x00, 0x03, 7, 8, 9, 0], now: now, random: &random)
         #expect(delivered?.peer == peer && delivered?.payload == [7, 8, 9])
-        // An unbound channel number carries nothing.
+        // An unbound channel number carries nothing, and neither do bytes that are neither STUN nor ChannelData.
         #expect(client.receive([0x40, 0x01, 0x00, 0x01, 7], now: now, random: &random) == nil)
+        #expect(client.receive([1, 2, 3], now: now, random: &random) == nil)
+        #expect(client.datagramsDropped == 2)
     }
 
     @Test("A Data indication delivers its peer and bytes; a Send indication carries ours")
