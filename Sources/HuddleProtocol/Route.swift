@@ -9,8 +9,9 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
     case relayed(via: NetworkAddress, peer: X25519PublicKey)
     /// Through this node's allocation on the TURN server at `server`, to and from the peer's UDP address `peer`
     /// (RFC 8656): ChannelData once the server confirmed a channel, a Send indication before. The peer sees this node
-    /// at the allocation's relayed address.
-    case turn(server: NetworkAddress, peer: NetworkAddress)
+    /// at the allocation's relayed address. Indirect: two addresses inline would make every `Route` (returned with
+    /// each packet a connection sends, compared with each it receives) half as large again, for a rare route.
+    indirect case turn(server: NetworkAddress, peer: NetworkAddress)
 
     /// Whether packets on this route pass through a relay (a Huddle relay or a TURN server).
     public var isRelayed: Bool {
