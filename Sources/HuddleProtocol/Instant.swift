@@ -14,6 +14,8 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// The driver's origin.
     public static let zero = Instant(nanoseconds: 0)
+    /// Later than any deadline a run reaches: "not scheduled" for a deadline kept as a plain `Instant`.
+    static let distantFuture = Instant(nanoseconds: .max / 2)
 
     @inlinable
     public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

@@ -46,14 +46,12 @@ extension Endpoint {
     /// is a reflexive address of this node's, and its relayed address is permitted for peers on the same server
     /// (whose packets come from that server's relayed addresses).
     mutating func collectTurnOutput(_ index: Int, now: Instant) {
-        let server = turnClients[index].server
-        while let datagram = turnClients[index].pollTransmit() { outbox.append((.direct(server), datagram)) }
+        // Events first: a grant adds a permission, whose request then leaves with everything else.
         while let event = turnClients[index].pollEvent() {
             switch event {
             case .allocated(let relayed, let mapped):
                 learnReflexiveAddress(mapped)
                 turnClients[index].permit(relayed, now: now, using: &random)
-                while let datagram = turnClients[index].pollTransmit() { outbox.append((.direct(server), datagram)) }
                 // A handshake waiting for its response may have gone out before the allocation could carry it.
                 for id in connectionOrder {
                     connections.withConnection(in: connections.slot(of: id)!) { connection in
@@ -65,5 +63,7 @@ extension Endpoint {
                 break
             }
         }
+        let server = turnClients[index].server
+        while let datagram = turnClients[index].pollTransmit() { outbox.append((.direct(server), datagram)) }
     }
 }

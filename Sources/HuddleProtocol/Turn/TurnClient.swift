@@ -378,7 +378,8 @@ public struct TurnClient {
             lastFailure = failure
             events.append(.failed(failure))
         case .permission(let ip):
-            // Tried again at the next refresh of anything: forgetting it would let a later permit() ask again.
+            // Kept, and asked again after the retry interval: forgotten, the next permit() of that IP would ask at once,
+            // and a server that refuses it would be asked in a loop.
             if permissions[ip] != nil { permissions[ip] = now + ProtocolLimits.turnRetryAfterFailure }
         case .channel(let peer, let number):
             if channels[peer]?.number == number { forgetChannel(of: peer) }
@@ -430,9 +431,4 @@ public struct TurnClient {
     private static func transactionID(using random: inout some RandomNumberGenerator) -> [UInt8] {
         (0..<12).map { _ in UInt8.random(in: 0...255, using: &random) }
     }
-}
-
-extension Instant {
-    /// Later than any deadline a test or a run reaches.
-    static let distantFuture = Instant(nanoseconds: .max / 2)
 }

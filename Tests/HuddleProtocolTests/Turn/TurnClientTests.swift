@@ -9,6 +9,11 @@ struct TurnClientTests {
     let server = NetworkAddress(ipv4: 192, 0, 2, 10, port: 3478)
     let peer = NetworkAddress(ipv4: 192, 0, 2, 99, port: 5000)
 
+    /// A client of ``server`` that has sent nothing yet.
+    func freshClient(password: String = "secret") -> TurnClient {
+        TurnClient(server: server, credentials: TurnCredentials(username: "ada", password: password), now: .zero)
+    }
+
     /// A client taken through the 401 to an allocation; returns it with the time and generator it used.
     func allocatedClient(
         _ turn: ScriptedTurnServer = ScriptedTurnServer()
@@ -17,8 +22,7 @@ struct TurnClientTests {
     ) {
         var random = ChaChaRandomGenerator(seed: 5)
         let now = Instant.zero
-        var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: turn.username, password: "secret"), now: now)
+        var client = freshClient()
         client.handleTimeout(now: now, using: &random)
         let first = try turn.read(try #require(client.drain().first)).message
         _ = client.receive(turn.challenge(first), now: now, random: &random)
@@ -32,8 +36,7 @@ struct TurnClientTests {
     func allocation() throws {
         let turn = ScriptedTurnServer()
         var random = ChaChaRandomGenerator(seed: 1)
-        var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+        var client = freshClient()
         #expect(client.drain().isEmpty)
         client.handleTimeout(now: .zero, using: &random)
         let first = try turn.read(try #require(client.drain().first))
@@ -58,8 +61,7 @@ struct TurnClientTests {
     func forgedSuccess() throws {
         let turn = ScriptedTurnServer()
         var random = ChaChaRandomGenerator(seed: 2)
-        var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+        var client = freshClient()
         client.handleTimeout(now: .zero, using: &random)
         let first = try turn.read(try #require(client.drain().first)).message
         _ = client.receive(turn.challenge(first), now: .zero, random: &random)
@@ -91,8 +93,7 @@ struct TurnClientTests {
         #expect(again.authentic == true)
 
         turn.password = "other"
-        var wrong = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "wrong"), now: now)
+        var wrong = freshClient(password: "wrong")
         wrong.handleTimeout(now: now, using: &random)
         let first = try turn.read(try #require(wrong.drain().first)).message
         _ = wrong.receive(turn.challenge(first), now: now, random: &random)
@@ -152,8 +153,7 @@ struct TurnClientTests {
     func permissions() throws {
         let turn = ScriptedTurnServer()
         var random = ChaChaRandomGenerator(seed: 3)
-        var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+        var client = freshClient()
         client.permit(peer, now: .zero, using: &random)
         client.handleTimeout(now: .zero, using: &random)
         let first = try turn.read(try #require(client.drain().first)).message
@@ -181,8 +181,7 @@ struct TurnClientTests {
     )
     func retransmission() throws {
         var random = ChaChaRandomGenerator(seed: 4)
-        var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+        var client = freshClient()
         var now = Instant.zero
         client.handleTimeout(now: now, using: &random)
         var sends = client.drain()
