@@ -24,6 +24,7 @@
 @_exported import struct HuddleProtocol.TurnCredentials
 @_exported import enum HuddleProtocol.TurnFailure
 @_exported import struct HuddleProtocol.TurnServer
+@_exported import enum HuddleProtocol.TurnTransport
 @_exported import struct HuddleSession.SessionID
 @_exported import struct HuddleTransport.SystemRandomGenerator
 @_exported import struct HuddleTransport.TransportConfiguration

@@ -52,8 +52,11 @@ public final class HuddleNode: Sendable {
         /// until hole punching finds a direct path, and tickets it writes name them so joiners use them too. The
         /// relays only forward sealed packets; they never hold session keys.
         public var relays: [NetworkAddress] = []
-        /// TURN servers (RFC 8656, over UDP, long-term credentials) the node allocates on, at most
-        /// ``HuddleNode/maxTurnServers``: what coturn and hosted TURN services run. Peers reach the node at each
+        /// TURN servers (RFC 8656, over UDP or TCP, long-term credentials) the node allocates on, at most
+        /// ``HuddleNode/maxTurnServers``: what coturn and hosted TURN services run. A TCP server listed with a UDP
+        /// one is its fallback for networks that block UDP: it stands by while a UDP allocation works, starts when
+        /// none is granted within ``ProtocolLimits/turnStreamFallbackDelay``, and stands by again (its connections
+        /// moving to the UDP allocation) once UDP works. Peers reach the node at each
         /// allocation's relayed address, and a first handshake also goes out through each allocation. When
         /// ``advertisedAddresses`` is left empty, ``HuddleNode/start(_:)`` waits up to
         /// ``HuddleNode/turnAllocationWait`` for the allocations and advertises their relayed addresses first (so a
@@ -114,8 +117,9 @@ public final class HuddleNode: Sendable {
     /// The most TURN servers a node allocates on (``Configuration/turnServers``; more are ignored).
     public static let maxTurnServers = ProtocolLimits.maxTurnServers
     /// How long ``start(_:)`` waits for TURN allocations before advertising what it has (a TURN server answers in a
-    /// round trip or two; one that does not answer in this time is left to retry in the background).
-    public static let turnAllocationWait: Duration = .seconds(2)
+    /// round trip or two; one that does not answer in this time is left to retry in the background). It covers a
+    /// TCP fallback's start (``ProtocolLimits/turnStreamFallbackDelay``) and its allocation.
+    public static let turnAllocationWait: Duration = .seconds(3)
 
     /// The most relays a node registers with (``Configuration/relays``; more are ignored).
     public static let maxRelays = ProtocolLimits.maxRelays
@@ -399,20 +403,27 @@ public final class HuddleNode: Sendable {
     static func turnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
         (try? await driver.perform { endpoint, _ in
             endpoint.turnAllocations.map {
-                TurnAllocation(server: $0.server, relayedAddress: $0.relayed, failure: $0.failure)
+                TurnAllocation(
+                    server: $0.server.address, transport: $0.server.transport, isStandingBy: $0.isStandingBy,
+                    relayedAddress: $0.relayed, failure: $0.failure)
             }
         }) ?? []
     }
 
-    /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``.
-    /// Checked every 10 ms: this runs once, at start, before any session (the allocation itself is driven by the
-    /// endpoint's own timers, not by this wait).
+    /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``. A
+    /// TCP fallback standing by counts as settled, and so does a UDP server that has not answered once a TCP one
+    /// granted an allocation (UDP is blocked). Checked every 10 ms: this runs once, at start, before any session (the
+    /// allocation itself is driven by the endpoint's own timers, not by this wait).
     static func awaitTurnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
         let deadline = ContinuousClock.now + turnAllocationWait
         var allocations = await turnAllocations(driver)
-        while allocations.contains(where: { $0.relayedAddress == nil && $0.failure == nil }),
-            ContinuousClock.now < deadline
-        {
+        func unsettled(_ allocations: [TurnAllocation]) -> Bool {
+            let overTCP = allocations.contains { $0.transport == .tcp && $0.relayedAddress != nil }
+            return allocations.contains {
+                $0.relayedAddress == nil && $0.failure == nil && !$0.isStandingBy && !($0.transport == .udp && overTCP)
+            }
+        }
+        while unsettled(allocations), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
             allocations = await turnAllocations(driver)
         }

@@ -25,7 +25,7 @@ extension PeerPath {
         switch route {
         case .direct(let address): self = .direct(address)
         case .relayed(let relay, _): self = .relayed(via: relay)
-        case .turn(let server, _): self = .relayed(via: server)
+        case .turn(let server, _): self = .relayed(via: server.address)
         }
     }
 }

@@ -1,7 +1,11 @@
 /// One TURN server a node allocates on (``HuddleNode/Configuration/turnServers``) and where its allocation stands.
 public struct TurnAllocation: Sendable, Hashable {
-    /// The server's UDP address.
+    /// The server's address.
     public let server: NetworkAddress
+    /// How this node reaches the server: UDP, or TCP (given as such, or as the fallback for UDP).
+    public let transport: TurnTransport
+    /// Whether this is a TCP fallback standing by while a UDP allocation works (see ``TurnServer``).
+    public let isStandingBy: Bool
     /// The relayed address the server granted: peers reach this node there. `nil` until granted, and after the
     /// allocation failed or lapsed (the node retries by itself).
     public let relayedAddress: NetworkAddress?

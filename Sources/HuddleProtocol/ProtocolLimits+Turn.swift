@@ -1,6 +1,7 @@
 extension ProtocolLimits {
-    /// TURN servers an endpoint allocates on at once; ``Endpoint/addTurnServer(_:credentials:now:)`` ignores more.
-    public static let maxTurnServers = 2
+    /// TURN servers an endpoint allocates on at once (a server over UDP and over TCP counts twice);
+    /// ``Endpoint/addTurnServer(_:now:)`` ignores more.
+    public static let maxTurnServers = 4
     /// Peer addresses one TURN allocation binds channels to (each is a peer address this node sends to through the
     /// server); beyond it, the oldest binding is no longer refreshed and lapses at the server.
     public static let maxTurnChannels = 256
@@ -23,4 +24,14 @@ extension ProtocolLimits {
     public static let turnKeepaliveInterval: Duration = .seconds(15)
     /// After a failed allocation the client tries again this long later.
     public static let turnRetryAfterFailure: Duration = .seconds(30)
+    /// Over TCP a request goes once; with no answer this long it fails (RFC 8489 6.2.2's Ti).
+    public static let turnStreamRequestTimeout: Duration = .milliseconds(39_500)
+    /// A TCP server given with a UDP one starts this long after the endpoint when no UDP allocation was granted by
+    /// then (the UDP Allocate has gone three times without an answer: 0, 0.5 and 1.5 s), and at once when a UDP
+    /// allocation is lost.
+    public static let turnStreamFallbackDelay: Duration = .seconds(2)
+    /// Bytes of peers' packets one TCP connection to a TURN server may have waiting for the socket; packets beyond
+    /// it are dropped (and counted in ``EndpointStatistics/turnPacketsDropped``), as a full link drops them, so the
+    /// connection's congestion control sees the socket's limit as loss.
+    public static let maxTurnStreamQueuedBytes = 262_144
 }

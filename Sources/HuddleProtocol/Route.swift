@@ -7,11 +7,11 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
     case direct(NetworkAddress)
     /// Through the relay at `via`, wrapped in a RELAY_SEND envelope naming `peer`'s static key.
     case relayed(via: NetworkAddress, peer: X25519PublicKey)
-    /// Through this node's allocation on the TURN server at `server`, to and from the peer's UDP address `peer`
-    /// (RFC 8656): ChannelData once the server confirmed a channel, a Send indication before. The peer sees this node
-    /// at the allocation's relayed address. Indirect: two addresses inline would make every `Route` (returned with
+    /// Through this node's allocation on the TURN server at `server` (over UDP or TCP), to and from the peer's UDP
+    /// address `peer` (RFC 8656): ChannelData once the server confirmed a channel, a Send indication before. The
+    /// peer sees this node at the allocation's relayed address. Indirect: two addresses inline would make every `Route` (returned with
     /// each packet a connection sends, compared with each it receives) half as large again, for a rare route.
-    indirect case turn(server: NetworkAddress, peer: NetworkAddress)
+    indirect case turn(server: TurnServerAddress, peer: NetworkAddress)
 
     /// Whether packets on this route pass through a relay (a Huddle relay or a TURN server).
     public var isRelayed: Bool {
@@ -19,12 +19,13 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
-    /// The UDP address datagrams on this route are sent to: the peer's, or the relay's.
+    /// The address packets on this route are sent to: the peer's, or the relay's (a TURN server's may be a TCP
+    /// address).
     public var udpDestination: NetworkAddress {
         switch self {
         case .direct(let address): return address
         case .relayed(let relay, _): return relay
-        case .turn(let server, _): return server
+        case .turn(let server, _): return server.address
         }
     }
 

@@ -17,7 +17,11 @@ extension EndpointChannelHandler {
         // A write can fire writability changes synchronously; the outer call's loop picks up the work.
         guard !isFlushing else { return }
         isFlushing = true
-        defer { isFlushing = false }
+        // Packets on a TURN route over TCP left the endpoint into its stream queues: they go out after the datagrams.
+        defer {
+            isFlushing = false
+            serviceTurnStreams()
+        }
         var remaining = budget
         // `self.context` changes when a refused write makes SwiftNIO close the channel in the middle of this loop.
         while context.channel.isWritable, context === self.context {

@@ -86,6 +86,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
     var awaitingChannel = false
     /// Set by ``UDPEndpointDriver/abandon()``: losing the channel is final.
     var abandoned = false
+    /// The TCP connections to TURN servers (``TurnTransport/tcp``), `nil` while connecting.
+    var turnStreams: [TurnServerAddress: (any Channel)?] = [:]
 
     init(
         endpoint: Endpoint, clock: DriverClock, settings: Settings, sendQueue: OutboundQueue, loop: any EventLoop
@@ -276,6 +278,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         isClosed = true
         timer.cancel()
         failAllSends()
+        closeTurnStreams()
     }
 
     /// The driver's counters with the endpoint's.

@@ -60,6 +60,12 @@ public struct TransportStatistics: Sendable, Hashable {
     public var messagesUnsent = 0
     /// The bytes of ``messagesUnsent``.
     public var bytesUnsent = 0
+    /// Bytes written to TCP connections to TURN servers (``TurnTransport/tcp``).
+    public var turnStreamBytesSent = 0
+    /// Bytes read from TCP connections to TURN servers.
+    public var turnStreamBytesReceived = 0
+    /// TCP connections to TURN servers that could not be made (refused, or no answer within 5 s).
+    public var turnStreamConnectFailures = 0
     /// The endpoint's own counters (authentication failures, replays, handshakes, ...).
     public var endpoint: EndpointStatistics
 

@@ -12,6 +12,9 @@ public enum StunError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformedAttribute(type: UInt16)
     /// A ChannelData frame names a number outside 0x4000-0x4FFF.
     case invalidChannelNumber(UInt16)
+    /// On a TCP or TLS stream, a frame starts with `firstByte`, whose top two bits are neither a STUN message's 00
+    /// nor ChannelData's 01: the stream has lost its framing.
+    case invalidStreamFrame(firstByte: UInt8)
 
     public var description: String {
         switch self {
@@ -23,6 +26,8 @@ public enum StunError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedAttribute(let type): return "malformed STUN attribute 0x\(String(type, radix: 16))"
         case .invalidChannelNumber(let number):
             return "TURN channel number 0x\(String(number, radix: 16)) is not 0x4000-0x4FFF"
+        case .invalidStreamFrame(let byte):
+            return "a TURN stream frame starts with 0x\(String(byte, radix: 16)), neither STUN nor ChannelData"
         }
     }
 }

@@ -115,20 +115,30 @@ struct EventOutput: Sendable {
         emit("metrics", ["url": .string(url)], text: "metrics at \(url)")
     }
 
-    /// Where a `--turn` allocation stands after the node started: `turn` with the `server`, the `relayed` address it
-    /// granted (or null) and the `error` (or null: wrong credentials, a refusal, no answer yet; the node retries).
+    /// Where a `--turn` allocation stands after the node started: `turn` with the `server`, its `transport` (udp or
+    /// tcp), whether it is a TCP fallback on `standby` (UDP works), the `relayed` address it granted (or null) and the
+    /// `error` (or null: granted, standing by; else wrong credentials, a refusal, no answer yet; the node retries).
     func turn(_ allocation: TurnAllocation) {
         let server = "\(allocation.server)"
-        if let relayed = allocation.relayedAddress {
-            emit(
-                "turn", ["server": .string(server), "relayed": .string("\(relayed)"), "error": .null],
-                text: "TURN \(server): reachable at \(relayed)")
-        } else {
-            let reason = allocation.failure.map { "\($0)" } ?? "no answer yet"
-            emit(
-                "turn", ["server": .string(server), "relayed": .null, "error": .string(reason)],
-                text: "TURN \(server): no allocation (\(reason)); retrying")
-        }
+        let transport = "\(allocation.transport)"
+        let reason = allocation.failure.map { "\($0)" } ?? "no answer yet"
+        let failed = allocation.relayedAddress == nil && !allocation.isStandingBy
+        let text =
+            if let relayed = allocation.relayedAddress {
+                "TURN \(server) (\(transport)): reachable at \(relayed)"
+            } else if allocation.isStandingBy {
+                "TURN \(server) (\(transport)): standing by while UDP works"
+            } else {
+                "TURN \(server) (\(transport)): no allocation (\(reason)); retrying"
+            }
+        emit(
+            "turn",
+            [
+                "server": .string(server), "transport": .string(transport), "standby": .bool(allocation.isStandingBy),
+                "relayed": allocation.relayedAddress.map { .string("\($0)") } ?? .null,
+                "error": failed ? .string(reason) : .null,
+            ],
+            text: text)
     }
 
     /// A node registered at this relay or its registration ended (`huddle relay`): `relay-registered` with the

@@ -61,9 +61,12 @@ struct NodeOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "A TURN server to allocate on, USER:PASSWORD@HOST:PORT (coturn, hosted TURN); repeat for two at most.",
+            "A TURN server to allocate on, USER:PASSWORD@HOST:PORT[?transport=tcp] (coturn, hosted TURN); repeat "
+                + "for four at most.",
             discussion: "Peers reach this node at the relayed address the server grants, which tickets then name "
-                + "first; hole punching still moves peers that can reach it directly to a direct path.",
+                + "first; hole punching still moves peers that can reach it directly to a direct path. A server "
+                + "given with ?transport=tcp alongside a UDP one is the fallback for networks that block UDP (port "
+                + "443 passes most firewalls): it is used only when UDP gets no allocation within 2 s.",
             valueName: "user:password@host:port"))
     var turn: [String] = []
 
@@ -165,14 +168,26 @@ struct NodeOptions: ParsableArguments {
         }
         return try turn.map { text in
             guard let at = text.lastIndex(of: "@"), let colon = text[..<at].firstIndex(of: ":") else {
-                throw ValidationError("--turn \(text): give USER:PASSWORD@HOST:PORT")
+                throw ValidationError("--turn \(text): give USER:PASSWORD@HOST:PORT[?transport=tcp]")
             }
-            let (host, port) = try Self.split(String(text[text.index(after: at)...]), option: "--turn")
+            var location = String(text[text.index(after: at)...])
+            var transport = TurnTransport.udp
+            if let query = location.firstIndex(of: "?") {
+                let parameter = location[location.index(after: query)...]
+                guard parameter.hasPrefix("transport="),
+                    let chosen = TurnTransport(rawValue: String(parameter.dropFirst("transport=".count)))
+                else {
+                    throw ValidationError("--turn \(text): the only parameter is ?transport=udp or ?transport=tcp")
+                }
+                transport = chosen
+                location = String(location[..<query])
+            }
+            let (host, port) = try Self.split(location, option: "--turn")
             guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
                 throw ValidationError("--turn \(text): give an IPv4 or IPv6 address and a port other than 0")
             }
             return TurnServer(
-                address: address,
+                address: address, transport: transport,
                 credentials: TurnCredentials(
                     username: String(text[..<colon]), password: String(text[text.index(after: colon)..<at])))
         }

@@ -48,7 +48,7 @@ struct CoturnInteropTests {
         var random = ChaChaRandomGenerator(seed: 38)
         let start = ContinuousClock.now
         var client = TurnClient(
-            server: NetworkAddress(ipv4: 127, 0, 0, 1, port: coturn.port),
+            server: TurnServerAddress(NetworkAddress(ipv4: 127, 0, 0, 1, port: coturn.port), transport: .udp),
             credentials: TurnCredentials(username: Coturn.username, password: Coturn.password), now: .zero)
 
         _ = exchange(&client, over: socket, server: coturn.port, start: start, random: &random) {
@@ -105,7 +105,7 @@ struct CoturnInteropTests {
         var random = ChaChaRandomGenerator(seed: 39)
         let start = ContinuousClock.now
         var client = TurnClient(
-            server: NetworkAddress(ipv4: 127, 0, 0, 1, port: coturn.port),
+            server: TurnServerAddress(NetworkAddress(ipv4: 127, 0, 0, 1, port: coturn.port), transport: .udp),
             credentials: TurnCredentials(username: Coturn.username, password: "wrong"), now: .zero)
         var event: TurnEvent?
         _ = exchange(&client, over: socket, server: coturn.port, start: start, random: &random) { client in

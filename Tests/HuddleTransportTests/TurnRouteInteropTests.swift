@@ -77,7 +77,9 @@ struct TurnRouteInteropTests {
         #expect(guest.endpoint.connection(id)?.state == .established, "coturn logged:\n\(coturn.log)")
         #expect(guest.endpoint.connection(id)?.route == .direct(relayed))
         let hostConnection = try #require(host.endpoint.connectionIDs.first)
-        #expect(host.endpoint.connection(hostConnection)?.route == .turn(server: server, peer: guest.address))
+        #expect(
+            host.endpoint.connection(hostConnection)?.route
+                == .turn(server: TurnServerAddress(server, transport: .udp), peer: guest.address))
 
         _ = try guest.endpoint.send(Array("to the host".utf8), on: ChannelID(16), to: id)
         _ = try host.endpoint.send(Array("to the guest".utf8), on: ChannelID(16), to: hostConnection)

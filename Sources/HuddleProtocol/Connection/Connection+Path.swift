@@ -195,6 +195,16 @@ extension Connection {
         if paths.current.isRelayed, !localCandidates.isEmpty { candidatesOwed = true }
     }
 
+    /// Moves from one relayed route to another, which works without a challenge (a TURN allocation over UDP that
+    /// replaces one over TCP): packets go there from now on, and the peer follows when they arrive.
+    mutating func moveToRelayedRoute(_ route: Route) {
+        guard route.isRelayed, paths.current.isRelayed, route != paths.current else { return }
+        _ = paths.switchTo(validated: route)
+        statistics.migrations += 1
+        resetCongestionState()
+        routeChanged()
+    }
+
     /// A direct route gone quiet (probes unanswered) falls back to the relay it came from, if one is known.
     mutating func fallBackToRelayIfQuiet(now: Instant) {
         guard !paths.current.isRelayed, let relay = paths.knownRelay else { return }

@@ -6,7 +6,9 @@ extension Endpoint {
     /// everything that fails a check is dropped and counted in ``statistics``.
     public mutating func handle(datagram: UnsafeMutableRawBufferPointer, from source: NetworkAddress, now: Instant) {
         statistics.datagramsReceived += 1
-        if !turnClients.isEmpty, let index = turnClients.firstIndex(where: { $0.server == source }) {
+        if !turnClients.isEmpty,
+            let index = turnClients.firstIndex(where: { $0.server.address == source && $0.server.transport == .udp })
+        {
             handleTurnDatagram(datagram, from: index, now: now)
             return
         }

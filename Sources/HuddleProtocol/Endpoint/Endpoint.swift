@@ -39,6 +39,8 @@ public struct Endpoint {
     var relayClients: [RelayClient] = []
     /// This endpoint's allocations on TURN servers.
     var turnClients: [TurnClient] = []
+    /// When the TCP TURN servers standing by start, unless a UDP allocation is granted first.
+    var turnFallbackAt: Instant?
     /// This endpoint's interface addresses (with its port), as the driver reports them.
     public internal(set) var localAddresses: [NetworkAddress] = []
     /// Addresses relays and peers report seeing this endpoint at, most recent last, at most
@@ -380,6 +382,7 @@ public struct Endpoint {
             var earliest = connections.earliestDeadline()
             for client in relayClients { earliest = min(earliest ?? client.nextRegisterAt, client.nextRegisterAt) }
             for client in turnClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
+            if let turnFallbackAt { earliest = min(earliest ?? turnFallbackAt, turnFallbackAt) }
             return earliest
         }
     }
@@ -392,6 +395,7 @@ public struct Endpoint {
                 outbox.append((.direct(relayClients[index].address), register))
             }
         }
+        if turnFallbackAt != nil { handleTurnFallback(now: now) }
         for index in turnClients.indices where turnClients[index].nextDeadline <= now {
             turnClients[index].handleTimeout(now: now, using: &random)
             collectTurnOutput(index, now: now)
@@ -504,18 +508,28 @@ public struct Endpoint {
             statistics.turnPacketsSent += 1
             if let channel = turnClients[index].channel(for: peer) {
                 ChannelData.writeHeader(channel: channel, length: length, into: buffer)
-                return (server, length + ChannelData.headerLength)
+                guard server.transport == .tcp else { return (server.address, length + ChannelData.headerLength) }
+                // Over TCP the frame is padded to 4 bytes and leaves through the stream's queue: one copy, on the
+                // fallback path only.
+                var framed = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<(length + ChannelData.headerLength)]))
+                framed.append(contentsOf: repeatElement(0, count: (4 - framed.count % 4) % 4))
+                queueOnStream(framed, for: index)
+                return nil
             }
             turnClients[index].bindChannel(to: peer, now: now, using: &random)
             collectTurnOutput(index, now: now)
             let indication = turnClients[index].sendIndication(
                 UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: peer, using: &random)
+            if server.transport == .tcp {
+                queueOnStream(indication, for: index)
+                return nil
+            }
             guard indication.count <= buffer.count else {
                 statistics.turnPacketsDropped += 1
                 return nil
             }
             indication.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            return (server, indication.count)
+            return (server.address, indication.count)
         }
     }
 

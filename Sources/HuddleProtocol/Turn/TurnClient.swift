@@ -1,10 +1,16 @@
+import DequeModule
 import HuddleCrypto
 import HuddleWire
 
-/// One allocation on one TURN server (RFC 8656) over UDP, as a sans-IO state machine: it builds the datagrams to
-/// send to the server, reads the server's, and keeps the allocation, its permissions and its channels alive. Time
+/// One allocation on one TURN server (RFC 8656) over UDP or TCP, as a sans-IO state machine: it builds the messages
+/// to send to the server, reads the server's, and keeps the allocation, its permissions and its channels alive. Time
 /// comes in as `now:` and randomness (transaction IDs) as a generator; the owner sends ``pollTransmit()``'s
-/// datagrams to ``server`` and calls ``handleTimeout(now:using:)`` at ``nextDeadline``.
+/// messages to ``server`` and calls ``handleTimeout(now:using:)`` at ``nextDeadline``.
+///
+/// - Over TCP the owner also keeps the connection: ``pollStreamCommand()`` says when to open and close it, and
+///   ``streamOpened(now:using:)`` and ``streamClosed(now:)`` say how that went. The allocation lives as long as the
+///   connection; requests are not retransmitted (TCP does that) but fail after
+///   ``ProtocolLimits/turnStreamRequestTimeout``. A client made with `standingBy` waits for ``activate(now:)``.
 ///
 /// - Authentication: the first Allocate goes without credentials; the server's 401 names a realm and a nonce, and
 ///   every later request carries USERNAME, REALM, NONCE and a MESSAGE-INTEGRITY under `MD5(username:realm:password)`
@@ -17,9 +23,28 @@ import HuddleWire
 /// - Lifetimes: the allocation, channels and permissions are refreshed ``ProtocolLimits/turnRefreshMargin`` before
 ///   they lapse; a Binding indication every ``ProtocolLimits/turnKeepaliveInterval`` keeps a NAT's mapping open.
 public struct TurnClient {
-    /// The server's address.
-    public let server: NetworkAddress
+    /// The server's address and the transport to it.
+    public let server: TurnServerAddress
     private let credentials: TurnCredentials
+
+    /// What the owner does with the TCP connection to the server.
+    public enum StreamCommand: Hashable, Sendable {
+        /// Connect to the server, then call ``streamOpened(now:using:)`` (or ``streamClosed(now:)`` if it failed).
+        case open
+        /// Close the connection once what ``pollTransmit()`` gave is written.
+        case close
+    }
+
+    /// Where the TCP connection to the server stands (UDP clients have none).
+    private enum Stream {
+        /// Not wanted: a fallback while UDP works.
+        case standby
+        /// Closed; opened again at `openAt`.
+        case closed(openAt: Instant)
+        /// Asked to open; waiting for the owner.
+        case opening
+        case open
+    }
 
     /// The allocation's state.
     private enum State {
@@ -56,6 +81,11 @@ public struct TurnClient {
     }
 
     private var state: State
+    /// The TCP connection's state; `nil` over UDP.
+    private var stream: Stream?
+    private var streamCommands: [StreamCommand] = []
+    /// Reassembles the server's messages from the TCP stream (the endpoint moves it out while it reads).
+    var framer = TurnStreamFramer()
     private var realm: String?
     private var nonce: String?
     private var key: [UInt8]?
@@ -69,7 +99,9 @@ public struct TurnClient {
     private var permissions: [[UInt8]: Instant?] = [:]
     private var permissionOrder: [[UInt8]] = []
     private var nextKeepaliveAt: Instant
-    private var outbox: [[UInt8]] = []
+    private var outbox = Deque<[UInt8]>()
+    /// The bytes in `outbox` (over TCP, bounded by ``ProtocolLimits/maxTurnStreamQueuedBytes`` for peers' packets).
+    private var outboxBytes = 0
     private var events: [TurnEvent] = []
     /// Why the latest allocation attempt failed, until one succeeds.
     public private(set) var lastFailure: TurnFailure?
@@ -77,12 +109,31 @@ public struct TurnClient {
     /// request in flight or fails its MESSAGE-INTEGRITY.
     public private(set) var datagramsDropped = 0
 
-    /// A client for `server`; the first Allocate goes at the first ``handleTimeout(now:using:)``.
-    public init(server: NetworkAddress, credentials: TurnCredentials, now: Instant) {
+    /// A client for `server`; the first Allocate (over TCP, the request to connect) goes at the first
+    /// ``handleTimeout(now:using:)``, or, `standingBy`, once ``activate(now:)`` is called.
+    public init(server: TurnServerAddress, credentials: TurnCredentials, standingBy: Bool = false, now: Instant) {
         self.server = server
         self.credentials = credentials
-        state = .unallocated(retryAt: now)
+        state = .unallocated(retryAt: standingBy ? .distantFuture : now)
+        switch server.transport {
+        case .udp: stream = nil
+        case .tcp: stream = standingBy ? .standby : .closed(openAt: now)
+        }
         nextKeepaliveAt = now + ProtocolLimits.turnKeepaliveInterval
+    }
+
+    /// Whether the client waits for ``activate(now:)`` (a TCP fallback while UDP works).
+    public var isStandingBy: Bool {
+        if case .standby = stream { return true }
+        return false
+    }
+
+    /// Whether requests can go: over UDP always, over TCP once the connection is open.
+    private var canSend: Bool {
+        switch stream {
+        case nil, .open: return true
+        default: return false
+        }
     }
 
     /// This node's relayed address, once allocated.
@@ -103,9 +154,33 @@ public struct TurnClient {
         return channel.number
     }
 
-    /// The next datagram for the server, if any.
+    /// The next message for the server, if any: a datagram over UDP, the next bytes of the stream over TCP.
     public mutating func pollTransmit() -> [UInt8]? {
-        outbox.isEmpty ? nil : outbox.removeFirst()
+        guard let bytes = outbox.popFirst() else { return nil }
+        outboxBytes -= bytes.count
+        return bytes
+    }
+
+    /// Queues a peer's packet, framed for the TCP stream (ChannelData or a Send indication), behind what is waiting;
+    /// `false` (not queued) when ``ProtocolLimits/maxTurnStreamQueuedBytes`` are already waiting or the connection
+    /// is not open. The owner drains the queue only while the connection takes more, so a full socket shows here.
+    mutating func queueStreamData(_ bytes: [UInt8]) -> Bool {
+        guard case .open = stream, outboxBytes + bytes.count <= ProtocolLimits.maxTurnStreamQueuedBytes else {
+            return false
+        }
+        enqueue(bytes)
+        return true
+    }
+
+    /// Appends a message for the server.
+    private mutating func enqueue(_ bytes: [UInt8]) {
+        outbox.append(bytes)
+        outboxBytes += bytes.count
+    }
+
+    /// What to do with the TCP connection next, if anything.
+    public mutating func pollStreamCommand() -> StreamCommand? {
+        streamCommands.isEmpty ? nil : streamCommands.removeFirst()
     }
 
     /// The next event, if any.
@@ -116,8 +191,9 @@ public struct TurnClient {
     /// When ``handleTimeout(now:using:)`` has something to do.
     public var nextDeadline: Instant {
         var deadline = Instant.distantFuture
+        if case .closed(let openAt) = stream { deadline = openAt }
         switch state {
-        case .unallocated(let retryAt): deadline = retryAt
+        case .unallocated(let retryAt): if canSend { deadline = min(deadline, retryAt) }
         case .allocating: break
         case .allocated(_, _, let refreshAt): deadline = min(nextKeepaliveAt, refreshAt)
         }
@@ -189,12 +265,73 @@ public struct TurnClient {
         state = .unallocated(retryAt: .distantFuture)
     }
 
+    // MARK: - The TCP connection
+
+    /// Ends standing by: the connection opens at the next ``handleTimeout(now:using:)``, then the Allocate goes.
+    public mutating func activate(now: Instant) {
+        guard isStandingBy else { return }
+        stream = .closed(openAt: now)
+        state = .unallocated(retryAt: now)
+    }
+
+    /// Stands by again (UDP works): the allocation is deleted, the connection closed, and what was asked of the
+    /// server (permissions, channels) is asked again after the next ``activate(now:)``.
+    public mutating func standBy(now: Instant, using random: inout some RandomNumberGenerator) {
+        guard let stream, !isStandingBy else { return }
+        deallocate(now: now, using: &random)
+        // The Refresh just queued is the last thing written; nothing waits for its answer.
+        pending.removeAll()
+        forgetGrants()
+        state = .unallocated(retryAt: .distantFuture)
+        if case .closed = stream {} else { streamCommands.append(.close) }
+        self.stream = .standby
+    }
+
+    /// The owner connected to the server: the Allocate goes at once (at the next ``handleTimeout(now:using:)``).
+    public mutating func streamOpened(now: Instant, using random: inout some RandomNumberGenerator) {
+        guard case .opening = stream else { return }
+        stream = .open
+        if case .unallocated = state { state = .unallocated(retryAt: now) }
+        handleTimeout(now: now, using: &random)
+    }
+
+    /// The connection failed to open, or closed: the allocation is gone with it (RFC 8656 3.1). The client connects
+    /// again after ``ProtocolLimits/turnRetryAfterFailure``.
+    public mutating func streamClosed(now: Instant) {
+        guard let stream else { return }
+        let failure: TurnFailure
+        switch stream {
+        case .standby, .closed: return
+        case .opening: failure = .connectionFailed
+        case .open: failure = .connectionClosed
+        }
+        pending.removeAll()
+        outbox.removeAll()
+        outboxBytes = 0
+        framer = TurnStreamFramer()
+        self.stream = .closed(openAt: now + ProtocolLimits.turnRetryAfterFailure)
+        failed(.allocate, because: failure, now: now)
+    }
+
+    /// The stream lost its framing (bytes that are neither STUN nor ChannelData): counted, and the connection is
+    /// closed and opened again later.
+    mutating func streamBroken(now: Instant) {
+        datagramsDropped += 1
+        streamCommands.append(.close)
+        streamClosed(now: now)
+    }
+
     // MARK: - Time
 
     /// Sends what is due at `now`: the Allocate, retransmissions, refreshes and the keepalive.
     public mutating func handleTimeout(now: Instant, using random: inout some RandomNumberGenerator) {
+        if case .closed(let openAt) = stream, openAt <= now {
+            stream = .opening
+            streamCommands.append(.open)
+        }
         for (transactionID, var request) in pending where request.retransmitAt <= now {
-            guard request.attempts < ProtocolLimits.turnRequestAttempts else {
+            // Over TCP a request is sent once: the stream retransmits, and a server silent that long is gone.
+            guard request.attempts < ProtocolLimits.turnRequestAttempts, stream == nil else {
                 pending[transactionID] = nil
                 failed(request.purpose, because: .timedOut, now: now)
                 continue
@@ -203,10 +340,10 @@ public struct TurnClient {
             request.retransmitAt =
                 now + ProtocolLimits.turnInitialRetransmission * (1 << min(request.attempts - 1, 6))
             pending[transactionID] = request
-            outbox.append(request.bytes)
+            enqueue(request.bytes)
         }
         switch state {
-        case .unallocated(let retryAt) where retryAt <= now:
+        case .unallocated(let retryAt) where retryAt <= now && canSend:
             state = .allocating
             request(.allocate, now: now, using: &random)
         case .allocated(let relayed, let mapped, let refreshAt) where refreshAt <= now:
@@ -227,7 +364,7 @@ public struct TurnClient {
         }
         if nextKeepaliveAt <= now {
             nextKeepaliveAt = now + ProtocolLimits.turnKeepaliveInterval
-            outbox.append(
+            enqueue(
                 StunMessage(
                     method: .binding, messageClass: .indication, transactionID: Self.transactionID(using: &random)
                 ).encoded(fingerprint: true))
@@ -373,8 +510,7 @@ public struct TurnClient {
         switch purpose {
         case .allocate, .refresh:
             state = .unallocated(retryAt: now + ProtocolLimits.turnRetryAfterFailure)
-            for peer in channelOrder { channels[peer]?.isBound = false }
-            for ip in permissionOrder where permissions[ip] != nil { permissions[ip] = .some(nil) }
+            forgetGrants()
             lastFailure = failure
             events.append(.failed(failure))
         case .permission(let ip):
@@ -384,6 +520,13 @@ public struct TurnClient {
         case .channel(let peer, let number):
             if channels[peer]?.number == number { forgetChannel(of: peer) }
         }
+    }
+
+    /// Forgets which channels and permissions the server granted (the allocation they belonged to is gone); they are
+    /// asked for again with the next allocation.
+    private mutating func forgetGrants() {
+        for peer in channelOrder { channels[peer]?.isBound = false }
+        for ip in permissionOrder where permissions[ip] != nil { permissions[ip] = .some(nil) }
     }
 
     // MARK: - Requests
@@ -423,8 +566,9 @@ public struct TurnClient {
             integrity: authenticated ? { HMACSHA1.authenticationCode(for: $0, key: key!) } : nil, fingerprint: true)
         pending[transactionID] = PendingRequest(
             purpose: purpose, bytes: bytes, authenticated: authenticated, attempts: 1,
-            retransmitAt: now + ProtocolLimits.turnInitialRetransmission)
-        outbox.append(bytes)
+            retransmitAt: now
+                + (stream == nil ? ProtocolLimits.turnInitialRetransmission : ProtocolLimits.turnStreamRequestTimeout))
+        enqueue(bytes)
         nextKeepaliveAt = now + ProtocolLimits.turnKeepaliveInterval
     }
 

@@ -17,6 +17,10 @@ public enum TurnFailure: Hashable, Sendable, CustomStringConvertible {
     case timedOut
     /// The server's success response had no usable relayed address, or failed its MESSAGE-INTEGRITY.
     case invalidResponse
+    /// The TCP connection to the server could not be opened.
+    case connectionFailed
+    /// The TCP connection to the server closed (or lost its framing), and the allocation with it.
+    case connectionClosed
 
     public var description: String {
         switch self {
@@ -24,6 +28,8 @@ public enum TurnFailure: Hashable, Sendable, CustomStringConvertible {
         case .refused(let code, let reason): return "the TURN server answered \(code) \(reason)"
         case .timedOut: return "the TURN server did not answer"
         case .invalidResponse: return "the TURN server's answer was not valid"
+        case .connectionFailed: return "could not connect to the TURN server over TCP"
+        case .connectionClosed: return "the TCP connection to the TURN server closed"
         }
     }
 }

@@ -10,7 +10,7 @@ struct ScriptedTurnServer {
     var nonce = "nonce-1"
     var password = "secret"
     let username = "ada"
-    let relayed = NetworkAddress(ipv4: 203, 0, 113, 7, port: 49_152)
+    var relayed = NetworkAddress(ipv4: 203, 0, 113, 7, port: 49_152)
     let mapped = NetworkAddress(ipv4: 198, 51, 100, 2, port: 40_000)
 
     var key: [UInt8] { MD5.hash(Array("\(username):\(realm):\(password)".utf8)) }

@@ -11,7 +11,9 @@ struct TurnClientTests {
 
     /// A client of ``server`` that has sent nothing yet.
     func freshClient(password: String = "secret") -> TurnClient {
-        TurnClient(server: server, credentials: TurnCredentials(username: "ada", password: password), now: .zero)
+        TurnClient(
+            server: TurnServerAddress(server, transport: .udp),
+            credentials: TurnCredentials(username: "ada", password: password), now: .zero)
     }
 
     /// A client taken through the 401 to an allocation; returns it with the time and generator it used.
