@@ -6,8 +6,9 @@ import Testing
 #endif
 
 /// A coturn `turnserver` (Debian's `coturn`, installed by `make deps`) on 127.0.0.1 for one test: long-term
-/// credentials `ada:secret` in realm `huddle.test`, UDP only, loopback peers allowed (every peer of these tests is on
-/// loopback). Stopped by ``stop()`` (or when the object goes away).
+/// credentials `ada:secret` in realm `huddle.test`, clients over UDP (and over TCP on the same port when asked),
+/// loopback peers allowed (every peer of these tests is on loopback). Stopped by ``stop()`` (or when the object goes
+/// away).
 public final class Coturn: @unchecked Sendable {
     public static let executable = "/usr/bin/turnserver"
     public static let username = "ada"
@@ -22,8 +23,9 @@ public final class Coturn: @unchecked Sendable {
     /// Whether coturn is installed here.
     public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
-    /// Starts a server on a free port and waits until it answers a Binding request (at most 5 s).
-    public init() throws {
+    /// Starts a server on a free port (clients also over TCP when `tcp`) and waits until it answers a Binding request
+    /// (at most 5 s).
+    public init(tcp: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try LoopbackUDPSocket().port
@@ -34,11 +36,11 @@ public final class Coturn: @unchecked Sendable {
             "-n", "--listening-ip=127.0.0.1", "--listening-port=\(port)", "--relay-ip=127.0.0.1",
             "--min-port=\(relayBase)", "--max-port=\(relayBase + 99)", "--lt-cred-mech",
             "--user=\(Self.username):\(Self.password)", "--realm=\(Self.realm)", "--allow-loopback-peers",
-            "--no-tls", "--no-dtls", "--no-tcp", "--no-cli", "--no-tcp-relay",
+            "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
             "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
             "--pidfile=\(directory.appendingPathComponent("pid").path)",
             "--userdb=\(directory.appendingPathComponent("db").path)",
-        ]
+        ] + (tcp ? [] : ["--no-tcp"])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
