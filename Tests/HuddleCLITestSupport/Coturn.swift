@@ -32,15 +32,16 @@ public final class Coturn: @unchecked Sendable {
         // A relay port range of its own per server, so parallel tests do not collide.
         let relayBase = 41_000 + Int(port % 200) * 100
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = [
-            "-n", "--listening-ip=127.0.0.1", "--listening-port=\(port)", "--relay-ip=127.0.0.1",
-            "--min-port=\(relayBase)", "--max-port=\(relayBase + 99)", "--lt-cred-mech",
-            "--user=\(Self.username):\(Self.password)", "--realm=\(Self.realm)", "--allow-loopback-peers",
-            "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
-            "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
-            "--pidfile=\(directory.appendingPathComponent("pid").path)",
-            "--userdb=\(directory.appendingPathComponent("db").path)",
-        ] + (tcp ? [] : ["--no-tcp"])
+        process.arguments =
+            [
+                "-n", "--listening-ip=127.0.0.1", "--listening-port=\(port)", "--relay-ip=127.0.0.1",
+                "--min-port=\(relayBase)", "--max-port=\(relayBase + 99)", "--lt-cred-mech",
+                "--user=\(Self.username):\(Self.password)", "--realm=\(Self.realm)", "--allow-loopback-peers",
+                "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
+                "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
+                "--pidfile=\(directory.appendingPathComponent("pid").path)",
+                "--userdb=\(directory.appendingPathComponent("db").path)",
+            ] + (tcp ? [] : ["--no-tcp"])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -49,6 +50,34 @@ public final class Coturn: @unchecked Sendable {
         for _ in 0..<50 {
             probe.send(binding, to: port)
             if probe.receive(timeout: .milliseconds(100)) != nil { return }
+        }
+        stop()
+        throw CoturnError.notAnswering(log: log)
+    }
+
+    /// Starts a server in network namespace `namespace` on `ip`:`port`, clients over UDP and TCP on that port, and
+    /// waits until both listen there (at most 5 s). Peers are what the namespace routes to (no loopback ones).
+    public init(namespace: String, ip: String, port: UInt16) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("coturn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.port = port
+        process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip)
+        process.arguments = [
+            "netns", "exec", namespace, Self.executable, "-n", "--listening-ip=\(ip)", "--listening-port=\(port)",
+            "--relay-ip=\(ip)", "--lt-cred-mech", "--user=\(Self.username):\(Self.password)", "--realm=\(Self.realm)",
+            "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
+            "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
+            "--pidfile=\(directory.appendingPathComponent("pid").path)",
+            "--userdb=\(directory.appendingPathComponent("db").path)",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<50 {
+            let (_, sockets) = try HuddleCluster.run(
+                NetworkNamespace.ip, ["netns", "exec", namespace, "ss", "-H", "-lntu", "sport = :\(port)"])
+            if sockets.contains("udp"), sockets.contains("tcp") { return }
+            Thread.sleep(forTimeInterval: 0.1)
         }
         stop()
         throw CoturnError.notAnswering(log: log)

@@ -68,7 +68,9 @@ struct TurnProcessTests {
         #expect(try await guest.waitForExit() == 0)
     }
 
-    @Test("A host on coturn over TCP only: the turn event says tcp, the ticket names the relayed address, a joiner gets in")
+    @Test(
+        "A host on coturn over TCP only: the turn event says tcp, the ticket names the relayed address, a joiner gets in"
+    )
     func hostOverTCP() async throws {
         try #require(Coturn.isInstalled, "coturn is not installed: run make deps")
         let coturn = try Coturn(tcp: true)
@@ -98,7 +100,8 @@ struct TurnProcessTests {
         for line in host.stdoutLines { #expect(schema.violations(of: line).isEmpty, "\(line)") }
     }
 
-    @Test("A UDP TURN server that never answers: the TCP one given with it allocates after 2 s, and the ticket names it")
+    @Test(
+        "A UDP TURN server that never answers: the TCP one given with it allocates after 2 s, and the ticket names it")
     func fallbackToTCP() async throws {
         try #require(Coturn.isInstalled, "coturn is not installed: run make deps")
         let coturn = try Coturn(tcp: true)

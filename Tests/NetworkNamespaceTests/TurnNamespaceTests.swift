@@ -1,0 +1,87 @@
+import Foundation
+import HuddleCLITestSupport
+import Testing
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// `huddle` behind NAT routers and firewalls with coturn (Debian's, as people run it) on the public network instead
+/// of `huddle relay`: the lab of ``NATTraversalTests`` with coturn at 10.99.0.1, listening on port 443 for UDP and
+/// TCP. Two members behind symmetric NATs meet through it alone; a member whose network drops all outbound UDP
+/// joins through it over TCP (issue 38).
+@Suite(
+    "TURN across network namespaces",
+    .serialized,
+    .enabled(
+        if: NetworkNamespace.unavailableReason == nil, Comment(rawValue: NetworkNamespace.unavailableReason ?? "")),
+    .enabled(if: Coturn.isInstalled, "coturn is not installed: run make deps")
+)
+struct TurnNamespaceTests {
+    static let turnIP = "10.99.0.1"
+    static let turnPort: UInt16 = 443
+    static var turn: String { "\(Coturn.username):\(Coturn.password)@\(turnIP):\(turnPort)" }
+
+    @Test(
+        "Behind two symmetric NATs, with coturn and no huddle relay: joined, chat both ways, the path stays on TURN",
+        .timeLimit(.minutes(2)))
+    func symmetricThroughCoturn() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
+        defer { coturn.stop() }
+        try await withDeadline(seconds: 90) {
+            let (host, ticket) = try await cluster.host(
+                "ada", listen: "\(lab.homeAddress(0)):\(NATTraversalTests.port)", namespace: lab.homes[0].name,
+                extra: ["--turn", Self.turn])
+            let allocation = try await host.waitForEvent("turn", within: 5)
+            #expect(allocation["relayed"]?.hasPrefix("\(Self.turnIP):") == true, "\(allocation)\n\(coturn.log)")
+            let joiner = try cluster.join(
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(NATTraversalTests.port)",
+                namespace: lab.homes[1].name, extra: ["--turn", Self.turn])
+            try await joiner.waitForEvent("joined", within: 30)
+            try await NATTraversalTests.chat(host, joiner, tag: "through coturn")
+            // Hole punching between two symmetric NATs fails (about 4 s); the session stays on the TURN server.
+            try await Task.sleep(for: .seconds(5))
+            _ = try await NATTraversalTests.waitForPath("relayed", at: joiner, within: 2)
+            _ = try await NATTraversalTests.waitForPath("relayed", at: host, within: 2)
+            try await NATTraversalTests.chat(host, joiner, tag: "still through coturn")
+        }
+    }
+
+    @Test(
+        "A member whose network drops all outbound UDP joins through coturn over TCP on 443, and chats both ways",
+        .timeLimit(.minutes(2)))
+    func udpBlockedJoinsOverTCP() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [false, false], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
+        defer { coturn.stop() }
+        // The joiner's network: every UDP datagram it sends is dropped (no DNS is needed here); TCP passes.
+        try lab.homes[1].nft(["add", "table", "inet", "office"])
+        try lab.homes[1].nft(["add", "chain", "inet", "office", "out", "{ type filter hook output priority 0; }"])
+        try lab.homes[1].nft(["add", "rule", "inet", "office", "out", "meta", "l4proto", "udp", "drop"])
+        try await withDeadline(seconds: 90) {
+            let (host, ticket) = try await cluster.host(
+                "ada", listen: "\(lab.homeAddress(0)):\(NATTraversalTests.port)", namespace: lab.homes[0].name,
+                extra: ["--turn", Self.turn])
+            _ = try await host.waitForEvent("turn", within: 5)
+            let joiner = try cluster.join(
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(NATTraversalTests.port)",
+                namespace: lab.homes[1].name, extra: ["--turn", Self.turn, "--turn", "\(Self.turn)?transport=tcp"])
+            let overTCP = try await joiner.waitForEvent("turn", ["transport": "tcp"], within: 10)
+            #expect(overTCP["relayed"]?.hasPrefix("\(Self.turnIP):") == true, "\(overTCP)\n\(coturn.log)")
+            try await joiner.waitForEvent("joined", within: 30)
+            try await NATTraversalTests.chat(host, joiner, tag: "over tcp")
+            _ = try await NATTraversalTests.waitForPath("relayed", at: joiner, within: 5)
+        }
+    }
+}
