@@ -190,7 +190,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NetworkNamespaceTests",
-            dependencies: ["HuddleCLITestSupport"]
+            dependencies: ["Huddle", "HuddleCLITestSupport"]
         ),
         .testTarget(
             name: "HuddleProtocolTests",

@@ -22,6 +22,14 @@ extension GroupSession {
     public func makeInvitation(
         validFor duration: Duration = .seconds(24 * 3600), requiresApproval: Bool = false, uses: Int? = nil
     ) async throws(HuddleError) -> Invitation {
+        try await makeInvitation(validFor: duration, requiresApproval: requiresApproval, uses: uses, sharingTurn: true)
+    }
+
+    /// ``makeInvitation(validFor:requiresApproval:uses:)``, with the node's shared TURN servers only when
+    /// `sharingTurn` (a nearby beacon, which everyone on the segment hears, carries none: its joiners are on the LAN).
+    func makeInvitation(
+        validFor duration: Duration, requiresApproval: Bool, uses: Int?, sharingTurn: Bool
+    ) async throws(HuddleError) -> Invitation {
         if let uses, uses < 1 { throw .invalidUseCount(uses) }
         try context.requireJoined()
         var random = SystemRandomGenerator()
@@ -50,7 +58,7 @@ extension GroupSession {
         return Invitation(
             session: context.id, secret: secret, expiresAt: expiresAt,
             inviterSigningKey: engine.identity.publicIdentity.signingKey, inviterName: engine.name, members: members,
-            relays: relays)
+            relays: relays, turnServers: sharingTurn ? engine.sharedTurnServers : [])
     }
 
     /// Announces the session on the local network as `name`, so people nearby find it with
@@ -73,7 +81,8 @@ extension GroupSession {
         let channels = try await NearbyAnnouncement.openChannels(bound: engine.driver.localAddress)
         let invitation: Invitation
         do throws(HuddleError) {
-            invitation = try await makeInvitation(validFor: duration)
+            invitation = try await makeInvitation(
+                validFor: duration, requiresApproval: false, uses: nil, sharingTurn: false)
         } catch {
             for channel in channels { try? await channel.close() }
             throw error

@@ -64,6 +64,12 @@ public final class HuddleNode: Sendable {
         /// symmetric NAT; hole punching then moves peers that can reach it directly to a direct path). A TURN server
         /// sees which addresses this node talks to and how much, never what (every packet is sealed end to end).
         public var turnServers: [TurnServer] = []
+        /// Whether the tickets this node writes carry ``turnServers`` with their credentials (off by default). A
+        /// joiner then allocates on them too, so it gets in from a network that blocks UDP, or from behind a
+        /// symmetric NAT, without a TURN server of its own. Whoever holds such a ticket can use those credentials on
+        /// those servers (their quota, not the session) until they change: prefer time-limited credentials (coturn's
+        /// `use-auth-secret`) for servers shared this way.
+        public var shareTurnServers = false
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -231,6 +237,7 @@ public final class HuddleNode: Sendable {
             ? nil : NodeMetrics(factory: factory, dimensions: configuration.metricsDimensions)
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
+            sharedTurnServers: configuration.shareTurnServers ? endpointConfiguration.turnServers : [],
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
         let node = HuddleNode(

@@ -10,20 +10,25 @@ import HuddleSession
 /// addresses (any of them can let the joiner in, so a ticket keeps working after its inviter left). It ends in a
 /// checksum, so a mistyped or truncated ticket is refused before any network traffic.
 ///
-/// Format (docs/PROTOCOL.md §8.1): `huddle:` followed by unpadded base64url of: version (1 byte: 1, or 2 when the
-/// ticket names relays), session id (16), invitation secret (32), expiry (u64 little-endian, seconds since 1970),
-/// inviter signing key (32), inviter name (1-byte length, at most 64 UTF-8 bytes), member count (1 byte, 1-8), then
-/// per member its Noise key (32), address family (4 or 6), address (4 or 16 bytes) and port (u16 little-endian);
-/// in version 2 a relay count (1 byte, 1-4) and per relay its family, address and port; then the first 4 bytes of
-/// BLAKE2b-256 over everything before.
+/// Format (docs/PROTOCOL.md §8.1): `huddle:` followed by unpadded base64url of: version (1 byte: 1, 2 when the
+/// ticket names relays, 3 when it names TURN servers), session id (16), invitation secret (32), expiry (u64
+/// little-endian, seconds since 1970), inviter signing key (32), inviter name (1-byte length, at most 64 UTF-8 bytes),
+/// member count (1 byte, 1-8), then per member its Noise key (32), address family (4 or 6), address (4 or 16 bytes)
+/// and port (u16 little-endian); in version 2 a relay count (1 byte, 1-4; 0-4 in version 3) and per relay its
+/// family, address and port; in version 3 a TURN server count (1 byte, 1-4) and per server its transport (0 UDP, 1
+/// TCP), family, address, port, username and password (each a 1-byte length, at most 128 UTF-8 bytes); then the
+/// first 4 bytes of BLAKE2b-256 over everything before.
 ///
-/// Treat a ticket like a password until it expires: whoever holds it can join.
+/// Treat a ticket like a password until it expires: whoever holds it can join, and use the TURN credentials it
+/// carries.
 public struct Invitation: Sendable, CustomStringConvertible {
     /// The text prefix of every ticket.
     public static let prefix = "huddle:"
-    /// The ticket format version this build writes when the ticket names relays (version 1, without relays, is
-    /// written otherwise, so older builds still read it); both are read.
-    public static let version: UInt8 = 2
+    /// The ticket format version this build writes when the ticket names TURN servers; without them it writes
+    /// version 2 when it names relays and 1 otherwise, so older builds still read it. All three are read.
+    public static let version: UInt8 = 3
+    /// The longest TURN username or password a ticket carries, in UTF-8 bytes.
+    public static let maxTurnCredentialBytes = 128
     /// The most members a ticket names.
     public static let maxMembers = 8
     static let checksumLength = 4
@@ -51,10 +56,14 @@ public struct Invitation: Sendable, CustomStringConvertible {
     /// Relays the session's members use, at most ``HuddleNode/maxRelays``: a joiner registers with them, so it
     /// reaches members behind NATs.
     public let relays: [NetworkAddress]
+    /// TURN servers, with their credentials, that the inviting node shares (``HuddleNode/Configuration/shareTurnServers``),
+    /// at most ``HuddleNode/maxTurnServers``: a joiner allocates on them too, so it gets in from a network that
+    /// blocks UDP or from behind a symmetric NAT without a TURN server of its own.
+    public let turnServers: [TurnServer]
 
     init(
         session: SessionID, secret: SecureBytes, expiresAt: Date, inviterSigningKey: Ed25519PublicKey,
-        inviterName: String, members: [Member], relays: [NetworkAddress] = []
+        inviterName: String, members: [Member], relays: [NetworkAddress] = [], turnServers: [TurnServer] = []
     ) {
         self.session = session
         self.secret = secret
@@ -64,6 +73,12 @@ public struct Invitation: Sendable, CustomStringConvertible {
             decoding: Array(inviterName.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         self.members = Array(members.prefix(Self.maxMembers))
         self.relays = Array(relays.prefix(ProtocolLimits.maxRelays))
+        self.turnServers = Array(
+            turnServers.filter {
+                $0.credentials.username.utf8.count <= Self.maxTurnCredentialBytes
+                    && $0.credentials.password.utf8.count <= Self.maxTurnCredentialBytes
+            }
+            .prefix(ProtocolLimits.maxTurnServers))
     }
 
     /// The inviter's fingerprint, to compare out of band.
@@ -76,7 +91,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
 
     /// The ticket text.
     public var ticket: String {
-        var payload: [UInt8] = [relays.isEmpty ? 1 : Self.version]
+        var payload: [UInt8] = [!turnServers.isEmpty ? 3 : relays.isEmpty ? 1 : 2]
         payload += session.bytes
         payload += secret.copyToArray()
         let expiry = UInt64(max(0, expiresAt.timeIntervalSince1970.rounded(.down)))
@@ -92,9 +107,20 @@ public struct Invitation: Sendable, CustomStringConvertible {
             payload += member.staticKey.bytes
             Self.append(member.address, to: &payload)
         }
-        if !relays.isEmpty {
+        if !relays.isEmpty || !turnServers.isEmpty {
             payload.append(UInt8(relays.count))
             for relay in relays { Self.append(relay, to: &payload) }
+        }
+        if !turnServers.isEmpty {
+            payload.append(UInt8(turnServers.count))
+            for server in turnServers {
+                payload.append(server.transport == .udp ? 0 : 1)
+                Self.append(server.address, to: &payload)
+                for text in [server.credentials.username, server.credentials.password] {
+                    payload.append(UInt8(text.utf8.count))
+                    payload += Array(text.utf8)
+                }
+            }
         }
         payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Self.checksumLength)
         return Self.prefix + Self.base64URL(payload)
@@ -125,7 +151,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
         else { throw .checksumMismatch }
         var reader = TicketReader(bytes: Array(body))
         let version = try reader.byte()
-        guard version == 1 || version == Self.version else { throw .unsupportedVersion(version) }
+        guard (1...Self.version).contains(version) else { throw .unsupportedVersion(version) }
         session = SessionID(bytes: try reader.bytes(SessionID.length))!
         secret = SecureBytes(try reader.bytes(32))
         var expiry: UInt64 = 0
@@ -149,12 +175,42 @@ public struct Invitation: Sendable, CustomStringConvertible {
         var relays: [NetworkAddress] = []
         if version >= 2 {
             let relayCount = Int(try reader.byte())
-            guard relayCount >= 1, relayCount <= ProtocolLimits.maxRelays else { throw .invalidAddress }
+            // Version 3 may name TURN servers without relays.
+            guard relayCount >= (version == 2 ? 1 : 0), relayCount <= ProtocolLimits.maxRelays else {
+                throw .invalidAddress
+            }
             for _ in 0..<relayCount { relays.append(try reader.address()) }
+        }
+        var turnServers: [TurnServer] = []
+        if version >= 3 {
+            let count = Int(try reader.byte())
+            guard count >= 1, count <= ProtocolLimits.maxTurnServers else { throw .invalidTurnServer }
+            for _ in 0..<count {
+                let transport: TurnTransport
+                switch try reader.byte() {
+                case 0: transport = .udp
+                case 1: transport = .tcp
+                default: throw .invalidTurnServer
+                }
+                let address = try reader.address()
+                var texts: [String] = []
+                for _ in 0..<2 {
+                    let length = Int(try reader.byte())
+                    guard length <= Self.maxTurnCredentialBytes,
+                        let text = String(validating: try reader.bytes(length), as: UTF8.self)
+                    else { throw .invalidTurnServer }
+                    texts.append(text)
+                }
+                turnServers.append(
+                    TurnServer(
+                        address: address, transport: transport,
+                        credentials: TurnCredentials(username: texts[0], password: texts[1])))
+            }
         }
         guard reader.isAtEnd else { throw .trailingBytes }
         self.members = members
         self.relays = relays
+        self.turnServers = turnServers
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {

@@ -20,6 +20,9 @@ public enum InvitationError: Error, Hashable, Sendable, CustomStringConvertible 
     case invalidAddress
     /// Bytes follow the last field.
     case trailingBytes
+    /// A TURN server entry (version 3) has an unknown transport, a count outside 1-4, or a username or password
+    /// longer than ``Invitation/maxTurnCredentialBytes`` or not UTF-8.
+    case invalidTurnServer
 
     public var description: String {
         switch self {
@@ -35,6 +38,7 @@ public enum InvitationError: Error, Hashable, Sendable, CustomStringConvertible 
             "the ticket names \(count) members; at most \(Invitation.maxMembers) are allowed"
         case .invalidAddress: "the ticket contains an invalid member address"
         case .trailingBytes: "the ticket has extra data at its end; copy it again"
+        case .invalidTurnServer: "the ticket contains an invalid TURN server"
         }
     }
 }

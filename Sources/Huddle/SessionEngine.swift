@@ -74,6 +74,8 @@ actor SessionEngine {
     let name: String
     /// Where other members reach this node, best first.
     let advertisedAddresses: [NetworkAddress]
+    /// The TURN servers this node's tickets carry (``HuddleNode/Configuration/shareTurnServers``).
+    let sharedTurnServers: [TurnServer]
     let logger: Logger
     /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
     nonisolated let metrics: NodeMetrics?
@@ -107,8 +109,9 @@ actor SessionEngine {
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
-        dataRoot: URL, logger: Logger, metrics: NodeMetrics?
+        sharedTurnServers: [TurnServer] = [], dataRoot: URL, logger: Logger, metrics: NodeMetrics?
     ) {
+        self.sharedTurnServers = sharedTurnServers
         self.metrics = metrics
         self.driver = driver
         self.identity = identity
@@ -188,10 +191,13 @@ actor SessionEngine {
             } catch {
                 throw .joinFailed(.invitationUnusable)
             }
-            // The ticket's relays carry the first handshake when the members named cannot be reached directly.
+            // The ticket's relays and TURN servers carry the first handshake when the members named cannot be reached
+            // directly (the handshake goes again through each allocation once it is granted).
             let relays = invitation.relays
+            let turnServers = invitation.turnServers
             try await install(membership) { _, endpoint, now in
                 for relay in relays { endpoint.addRelay(relay, now: now) }
+                for server in turnServers { endpoint.addTurnServer(server, now: now) }
             }
             // The machine's timers (on the driver's timer) ask again for a WELCOME that does not come, and give up
             // after the join timeout (a `.joinTimedOut` event).

@@ -70,6 +70,13 @@ struct NodeOptions: ParsableArguments {
             valueName: "user:password@host:port"))
     var turn: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Put the --turn servers, with their credentials, in the tickets this node writes.",
+            discussion: "Joiners without a TURN server of their own (behind a firewall that blocks UDP, or a "
+                + "symmetric NAT) then allocate on them too. Whoever holds such a ticket can use those credentials."))
+    var shareTurn = false
+
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
@@ -253,6 +260,7 @@ struct NodeOptions: ParsableArguments {
         configuration.advertisedAddresses = advertised
         configuration.relays = try relayAddresses()
         configuration.turnServers = try turnServers()
+        configuration.shareTurnServers = shareTurn
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Invitation tickets")
 struct InvitationTests {
-    static func invitation(members: Int = 2, name: String = "ada", relays: [NetworkAddress] = []) -> Invitation {
+    static func invitation(
+        members: Int = 2, name: String = "ada", relays: [NetworkAddress] = [], turnServers: [TurnServer] = []
+    ) -> Invitation {
         var random = ChaChaRandomGenerator(seed: 5)
         let identity = Identity(using: &random)
         let others = (0..<members).map { index in
@@ -22,8 +24,17 @@ struct InvitationTests {
             session: SessionID(bytes: [UInt8](0..<16))!, secret: SecureBytes(count: 32, using: &random),
             expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
             inviterSigningKey: identity.publicIdentity.signingKey,
-            inviterName: name, members: others, relays: relays)
+            inviterName: name, members: others, relays: relays, turnServers: turnServers)
     }
+
+    static let turnServers = [
+        TurnServer(
+            address: NetworkAddress(ipv4: 198, 51, 100, 4, port: 3478),
+            credentials: TurnCredentials(username: "1900000000:ada", password: "c2VjcmV0IGtleQ==")),
+        TurnServer(
+            address: NetworkAddress(ipv6: [0x20, 0x01] + [UInt8](repeating: 0, count: 13) + [9], port: 443)!,
+            transport: .tcp, credentials: TurnCredentials(username: "ada", password: "pässwörd")),
+    ]
 
     @Test("A ticket naming relays is version 2 and round-trips them; one without relays stays version 1")
     func relays() throws {
@@ -41,6 +52,51 @@ struct InvitationTests {
         // At most four relays are kept.
         let many = Self.invitation(relays: (1...6).map { NetworkAddress(ipv4: 10, 0, 0, UInt8($0), port: 3478) })
         #expect(try Invitation(parsing: many.ticket).relays.count == 4)
+    }
+
+    @Test("A ticket sharing TURN servers is version 3 and round-trips them, with or without relays")
+    func turnServers() throws {
+        for relays in [[], [NetworkAddress(ipv4: 198, 51, 100, 5, port: 3478)]] {
+            let original = Self.invitation(relays: relays, turnServers: Self.turnServers)
+            let parsed = try Invitation(parsing: original.ticket)
+            #expect(parsed.turnServers == Self.turnServers)
+            #expect(parsed.relays == relays)
+            #expect(parsed.ticket == original.ticket)
+            #expect(try Invitation.decodeBase64URL(String(original.ticket.dropFirst(7)))[0] == 3)
+        }
+        // Credentials longer than a ticket carries are left out; at most four servers are kept.
+        let long = TurnServer(
+            address: NetworkAddress(ipv4: 10, 0, 0, 1, port: 3478),
+            credentials: TurnCredentials(username: String(repeating: "u", count: 129), password: "p"))
+        #expect(Self.invitation(turnServers: [long]).turnServers.isEmpty)
+        #expect(Self.invitation(turnServers: Array(repeating: Self.turnServers[0], count: 6)).turnServers.count == 4)
+    }
+
+    @Test("A damaged TURN entry (transport, count, credential length) is invalidTurnServer")
+    func damagedTurnServer() throws {
+        let base = Self.invitation(members: 1, turnServers: [Self.turnServers[0]])
+        func ticket(_ mutate: (inout [UInt8]) -> Void) -> String {
+            var payload = try! Invitation.decodeBase64URL(String(base.ticket.dropFirst(7)))
+            payload.removeLast(Invitation.checksumLength)
+            mutate(&payload)
+            payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)
+            return Invitation.prefix + Invitation.base64URL(payload)
+        }
+        // The TURN list follows the member (1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32 + 1 + 4 + 2 bytes) and an empty
+        // relay list (1).
+        let count = 1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32 + 1 + 4 + 2 + 1
+        #expect(try Invitation(parsing: ticket { _ in }).turnServers == [Self.turnServers[0]])
+        #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count] = 0 }) }
+        #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count] = 5 }) }
+        #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count + 1] = 2 }) }
+        // The username's length byte follows transport, family, address and port.
+        #expect(throws: InvitationError.invalidTurnServer) {
+            try Invitation(parsing: ticket { $0[count + 1 + 1 + 4 + 2] = 129 })
+        }
+        // Version 2 still needs at least one relay; version 3 may have none.
+        #expect(throws: InvitationError.invalidAddress) {
+            try Invitation(parsing: ticket { $0[0] = 2 })
+        }
     }
 
     @Test("A ticket round-trips every field and keeps its text form")
@@ -94,7 +150,7 @@ struct InvitationTests {
             payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)
             return Invitation.prefix + Invitation.base64URL(payload)
         }
-        #expect(throws: InvitationError.unsupportedVersion(3)) { try Invitation(parsing: ticket { $0[0] = 3 }) }
+        #expect(throws: InvitationError.unsupportedVersion(4)) { try Invitation(parsing: ticket { $0[0] = 4 }) }
         // Version 2 must carry a relay list (version 1 never does).
         #expect(throws: InvitationError.truncated) { try Invitation(parsing: ticket { $0[0] = 2 }) }
         let countOffset = 1 + 16 + 32 + 8 + 32 + 1 + 3

@@ -17,10 +17,10 @@ struct TicketsVectorTests {
     static let invalid: CaseFilter = { $0.has("error") }
     static let reparsed: CaseFilter = { $0.has("fields") && !$0.has("bytes") }
 
-    @Test("Every case of tickets.json is checked (21 cases)")
+    @Test("Every case of tickets.json is checked (26 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 21,
+            of: Self.file, count: 26,
             groups: [("valid", Self.valid), ("invalid", Self.invalid), ("trimmed", Self.reparsed)])
     }
 
@@ -81,6 +81,7 @@ extension InvitationError {
         case .tooManyMembers: "tooManyMembers"
         case .invalidAddress: "invalidAddress"
         case .trailingBytes: "trailingBytes"
+        case .invalidTurnServer: "invalidTurnServer"
         }
     }
 }
@@ -95,7 +96,7 @@ func ticketJSON(_ invitation: Invitation, text: String) throws -> JSON {
         address["static_key"] = .hex(member.staticKey.bytes)
         return .object(address)
     }
-    return [
+    var fields: [String: JSON] = [
         "version": .int(raw[0]), "session_id": .hex(invitation.session.bytes),
         "invitation_secret": .hex(invitation.secret.bytes),
         "expiry": .int(UInt64(invitation.expiresAt.timeIntervalSince1970)),
@@ -103,6 +104,18 @@ func ticketJSON(_ invitation: Invitation, text: String) throws -> JSON {
         "inviter_name": .string(invitation.inviterName),
         "members": .array(members), "relays": .array(invitation.relays.map(networkAddressJSON)),
     ]
+    // Only version 3 names TURN servers, and only its vectors have the field.
+    if !invitation.turnServers.isEmpty {
+        fields["turn_servers"] = .array(
+            invitation.turnServers.map { server in
+                guard case .object(var entry) = networkAddressJSON(server.address) else { return .null }
+                entry["transport"] = .string(server.transport.rawValue)
+                entry["username"] = .string(server.credentials.username)
+                entry["password"] = .string(server.credentials.password)
+                return .object(entry)
+            })
+    }
+    return .object(fields)
 }
 
 /// The `Invitation` a vector's fields describe (its version follows from whether it names relays).
@@ -117,5 +130,12 @@ func invitation(from fields: JSON) throws -> Invitation {
             Invitation.Member(
                 staticKey: try X25519PublicKey(bytes: try $0.bytes("static_key")), address: try networkAddress($0))
         },
-        relays: try fields.array("relays").map(networkAddress))
+        relays: try fields.array("relays").map(networkAddress),
+        turnServers: try (fields.has("turn_servers") ? fields.array("turn_servers") : []).map { entry in
+            TurnServer(
+                address: try networkAddress(entry),
+                transport: try #require(TurnTransport(rawValue: try entry.string("transport"))),
+                credentials: TurnCredentials(
+                    username: try entry.string("username"), password: try entry.string("password")))
+        })
 }

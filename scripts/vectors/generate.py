@@ -600,10 +600,19 @@ def kdf_vectors():
 
 # --- tickets.json -----------------------------------------------------------------------------
 
-def ticket_fields(members, relays=(), name="alice", expiry=INVITATION_EXPIRY):
-    return {"session_id": SESSION_ID, "invitation_secret": INVITATION_SECRET, "expiry": expiry,
-            "inviter_signing_key": ALICE["signing_key"], "inviter_name": name,
-            "members": [{"static_key": who["static_key"], **a} for who, a in members], "relays": list(relays)}
+def ticket_fields(members, relays=(), name="alice", expiry=INVITATION_EXPIRY, turn=()):
+    fields = {"session_id": SESSION_ID, "invitation_secret": INVITATION_SECRET, "expiry": expiry,
+              "inviter_signing_key": ALICE["signing_key"], "inviter_name": name,
+              "members": [{"static_key": who["static_key"], **a} for who, a in members], "relays": list(relays)}
+    if turn:
+        fields["turn_servers"] = list(turn)
+    return fields
+
+
+# A TURN server over UDP with time-limited (coturn use-auth-secret style) credentials, and one over TCP on 443.
+TURN_UDP = {"transport": "udp", **RELAY_ADDR, "username": "1900000000:alice", "password": "c2VjcmV0IGtleQ=="}
+TURN_TCP = {"transport": "tcp", "family": 4, "ip": bytes([198, 51, 100, 7]), "port": 443, "username": "al\u00efce",
+            "password": "s3cret"}
 
 
 def raw_ticket(raw_body):
@@ -621,11 +630,16 @@ def ticket_vectors():
         ("v2_relays", "version 2: the ticket names a relay",
          ticket_fields([(ALICE, ALICE_ADDR), (BOB, BOB_ADDR)], relays=[RELAY_ADDR])),
         ("v1_empty_name", "an empty inviter name", ticket_fields([(BOB, BOB_ADDR)], name="")),
+        ("v3_turn", "version 3: TURN servers over UDP and TCP with their credentials, no relays",
+         ticket_fields([(ALICE, ALICE_ADDR)], turn=[TURN_UDP, TURN_TCP])),
+        ("v3_turn_and_relay", "version 3 with a relay as well",
+         ticket_fields([(ALICE, ALICE_ADDR)], relays=[RELAY_ADDR], turn=[TURN_TCP])),
     ]
     for name, desc, t in valid:
         text, raw = session.encode_ticket(t)
         back = session.decode_ticket(text)
-        assert back == {"version": 2 if t["relays"] else 1, **t}, name
+        version = 3 if t.get("turn_servers") else 2 if t["relays"] else 1
+        assert back == {"version": version, **t}, name
         cases.append(case(name, desc, fields={"version": back["version"], **t}, bytes=raw,
                           checksum=raw[-4:], ticket=text))
     # Expiry: parsing does not check it; joining refuses when now >= expiry.
@@ -646,7 +660,7 @@ def ticket_vectors():
         ("truncated_body", "valid checksum but the body ends inside the session id",
          raw_ticket(b"\x01" + SESSION_ID[:10]), "truncated"),
         ("checksum_mismatch", "one body byte changed", None, "checksumMismatch"),
-        ("unsupported_version", "version 3", raw_ticket(b"\x03" + base[1:]), "unsupportedVersion"),
+        ("unsupported_version", "version 4", raw_ticket(b"\x04" + base[1:]), "unsupportedVersion"),
         ("invalid_name_length", "name length 65",
          raw_ticket(base[:name_at] + b"\x41" + b"a" * 65 + base[members_at:]), "invalidName"),
         ("invalid_name_utf8", "name bytes are not UTF-8",
@@ -660,6 +674,14 @@ def ticket_vectors():
         ("invalid_relay_count", "version 2 with relay count 0",
          raw_ticket(b"\x02" + base[1:] + b"\x00"), "invalidAddress"),
         ("trailing_bytes", "a byte after the last member", raw_ticket(base + b"\x00"), "trailingBytes"),
+        ("invalid_turn_count", "version 3, no relays, TURN server count 0",
+         raw_ticket(b"\x03" + base[1:] + b"\x00\x00"), "invalidTurnServer"),
+        ("invalid_turn_transport", "version 3, a TURN server with transport 2",
+         raw_ticket(b"\x03" + base[1:] + b"\x00\x01\x02" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
+                    + b"\x01a\x01b"), "invalidTurnServer"),
+        ("invalid_turn_credential_length", "version 3, a TURN username of 129 bytes",
+         raw_ticket(b"\x03" + base[1:] + b"\x00\x01\x00" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
+                    + b"\x81" + b"u" * 129 + b"\x01b"), "invalidTurnServer"),
     ]
     for name, desc, text, kind in bad:
         if text is None:   # flip a byte of the session id inside the base64 text, keep the checksum

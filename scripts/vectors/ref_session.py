@@ -47,15 +47,24 @@ class TicketError(Exception):
 
 def ticket_body(t):
     """The bytes before the checksum. `t` holds the decoded fields (see decode_ticket)."""
-    version = 2 if t["relays"] else 1
+    turn = t.get("turn_servers", [])
+    version = 3 if turn else 2 if t["relays"] else 1
     name = t["inviter_name"].encode("utf-8")
     out = (u8(version) + t["session_id"] + t["invitation_secret"] + u64le(t["expiry"])
            + t["inviter_signing_key"] + u8(len(name)) + name + u8(len(t["members"])))
     for m in t["members"]:
         out += m["static_key"] + record_address(m["family"], m["ip"], m["port"])
-    if t["relays"]:
+    if version >= 2:   # version 3 carries the relay count even when it is 0
         out += u8(len(t["relays"])) + b"".join(record_address(r["family"], r["ip"], r["port"])
                                                 for r in t["relays"])
+    if version == 3:
+        out += u8(len(turn))
+        for server in turn:
+            out += u8({"udp": 0, "tcp": 1}[server["transport"]])
+            out += record_address(server["family"], server["ip"], server["port"])
+            for text in (server["username"], server["password"]):
+                encoded = text.encode("utf-8")
+                out += u8(len(encoded)) + encoded
     return out
 
 
@@ -88,7 +97,7 @@ def decode_ticket(text):
         raise TicketError("checksumMismatch")
     r = TicketReader(raw[:-4])
     version = r.u8()
-    if version not in (1, 2):
+    if version not in (1, 2, 3):
         raise TicketError("unsupportedVersion")
     t = {"version": version, "session_id": r.take(16), "invitation_secret": r.take(32),
          "expiry": r.u64le(), "inviter_signing_key": r.take(32)}
@@ -106,11 +115,30 @@ def decode_ticket(text):
         raise TicketError("tooManyMembers")
     t["members"] = [{"static_key": r.take(32), **r.address()} for _ in range(count)]
     t["relays"] = []
-    if version == 2:
+    if version >= 2:
         count = r.u8()
-        if not 1 <= count <= 4:
+        if not (1 if version == 2 else 0) <= count <= 4:
             raise TicketError("invalidAddress")
         t["relays"] = [r.address() for _ in range(count)]
+    if version == 3:
+        count = r.u8()
+        if not 1 <= count <= 4:
+            raise TicketError("invalidTurnServer")
+        t["turn_servers"] = []
+        for _ in range(count):
+            transport = {0: "udp", 1: "tcp"}.get(r.u8())
+            if transport is None:
+                raise TicketError("invalidTurnServer")
+            server = {"transport": transport, **r.address()}
+            for key in ("username", "password"):
+                n = r.u8()
+                if n > 128:
+                    raise TicketError("invalidTurnServer")
+                try:
+                    server[key] = r.take(n).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise TicketError("invalidTurnServer") from None
+            t["turn_servers"].append(server)
     if r.remaining:
         raise TicketError("trailingBytes")
     return t
