@@ -240,6 +240,9 @@ public final class HuddleNode: Sendable {
             sharedTurnServers: configuration.shareTurnServers ? endpointConfiguration.turnServers : [],
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
+        // On the loop, so no newer update from a `turnChanged` event can be overwritten by this read.
+        let turnUpdates = engine.turnUpdates
+        try? await driver.perform { endpoint, _ in turnUpdates.update(TurnAllocation.all(of: endpoint)) }
         let node = HuddleNode(
             driver: driver, engine: engine, identity: configuration.identity, name: name,
             advertisedAddresses: advertised, temporaryDataDirectory: temporary)
@@ -402,19 +405,21 @@ public final class HuddleNode: Sendable {
         }
     }
 
-    /// Each TURN server of ``Configuration/turnServers`` and where its allocation stands now.
+    /// Each TURN server of ``Configuration/turnServers`` (and those a ticket brought when joining) and where its
+    /// allocation stands now.
     public func turnAllocations() async -> [TurnAllocation] {
         await Self.turnAllocations(driver)
     }
 
+    /// Where every TURN allocation stands (as ``turnAllocations()`` says), then the list again after each change:
+    /// an allocation granted, lost or failed, a TCP fallback starting or standing by again, servers a ticket brought
+    /// when joining. An observer that falls behind sees only the newest list; the stream ends at ``shutdown()``.
+    public func turnAllocationChanges() -> AsyncStream<[TurnAllocation]> {
+        engine.turnUpdates.stream()
+    }
+
     static func turnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
-        (try? await driver.perform { endpoint, _ in
-            endpoint.turnAllocations.map {
-                TurnAllocation(
-                    server: $0.server.address, transport: $0.server.transport, isStandingBy: $0.isStandingBy,
-                    relayedAddress: $0.relayed, failure: $0.failure)
-            }
-        }) ?? []
+        (try? await driver.perform { endpoint, _ in TurnAllocation.all(of: endpoint) }) ?? []
     }
 
     /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``. A
@@ -443,6 +448,7 @@ public final class HuddleNode: Sendable {
         await updateMetrics()
         await engine.shutdown()
         await driver.close()
+        engine.turnUpdates.finish()
         let monitor = pathWatch.withLockedValue { watch in
             watch.closed = true
             return watch.monitor

@@ -76,6 +76,9 @@ actor SessionEngine {
     let advertisedAddresses: [NetworkAddress]
     /// The TURN servers this node's tickets carry (``HuddleNode/Configuration/shareTurnServers``).
     let sharedTurnServers: [TurnServer]
+    /// Where the TURN allocations stand, updated on the event loop at each of the endpoint's `turnChanged` events
+    /// (``HuddleNode/turnAllocationChanges()``).
+    nonisolated let turnUpdates = Broadcast<[TurnAllocation]>([])
     let logger: Logger
     /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
     nonisolated let metrics: NodeMetrics?
@@ -131,7 +134,11 @@ actor SessionEngine {
         let inbox = self.inbox
         let limit = Self.eventBatchLimit
         try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) {
-            [weak self] events, endpoint, now in
+            [weak self, turnUpdates] events, endpoint, now in
+            // TURN state is the node's, session or not.
+            if events.contains(where: { if case .turnChanged = $0 { true } else { false } }) {
+                turnUpdates.update(TurnAllocation.all(of: endpoint))
+            }
             // No session: events are dropped, as nothing could use them.
             guard loop.value != nil else { return true }
             for event in events { loop.value!.machine.handle(event, endpoint: &endpoint, now: now) }

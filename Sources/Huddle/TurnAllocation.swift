@@ -1,3 +1,5 @@
+import HuddleProtocol
+
 /// One TURN server a node allocates on (``HuddleNode/Configuration/turnServers``) and where its allocation stands.
 public struct TurnAllocation: Sendable, Hashable {
     /// The server's address.
@@ -11,4 +13,13 @@ public struct TurnAllocation: Sendable, Hashable {
     public let relayedAddress: NetworkAddress?
     /// Why the latest attempt failed (wrong credentials, a refusal, no answer), until one succeeds.
     public let failure: TurnFailure?
+
+    /// Every allocation of `endpoint`, as it stands.
+    static func all(of endpoint: Endpoint) -> [TurnAllocation] {
+        endpoint.turnAllocations.map {
+            TurnAllocation(
+                server: $0.server.address, transport: $0.server.transport, isStandingBy: $0.isStandingBy,
+                relayedAddress: $0.relayed, failure: $0.failure)
+        }
+    }
 }

@@ -83,6 +83,11 @@ struct TurnNamespaceTests {
                 ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(NATTraversalTests.port)",
                 namespace: lab.homes[1].name)
             try await joiner.waitForEvent("joined", within: 30)
+            // The servers the ticket brought are reported as they change: UDP silent, TCP granted after 2 s.
+            let overTCP = try await joiner.waitForEvent("turn over tcp", within: 10) {
+                $0.name == "turn" && $0["transport"] == "tcp" && $0["relayed"] != "<null>"
+            }
+            #expect(overTCP["relayed"]?.hasPrefix("\(Self.turnIP):") == true, "\(overTCP)\n\(coturn.log)")
             try await NATTraversalTests.chat(host, joiner, tag: "over tcp")
             _ = try await NATTraversalTests.waitForPath("relayed", at: joiner, within: 5)
         }

@@ -58,6 +58,7 @@ extension Endpoint {
     mutating func collectTurnOutput(_ index: Int, now: Instant) {
         // Events first: a grant adds a permission, whose request then leaves with everything else.
         while let event = turnClients[index].pollEvent() {
+            noteTurnChange(turnClients[index].server)
             switch event {
             case .allocated(let relayed, let mapped):
                 learnReflexiveAddress(mapped)
@@ -94,6 +95,7 @@ extension Endpoint {
         turnFallbackAt = nil
         guard !turnClients.contains(where: { $0.server.transport == .udp && $0.relayedAddress != nil }) else { return }
         for index in turnClients.indices where turnClients[index].isStandingBy {
+            noteTurnChange(turnClients[index].server)
             turnClients[index].activate(now: now)
             turnClients[index].handleTimeout(now: now, using: &random)
         }
@@ -110,9 +112,16 @@ extension Endpoint {
                 connection.moveToRelayedRoute(.turn(server: udp, peer: peer))
             }
         }
-        for tcp in turnClients.indices where turnClients[tcp].server.transport == .tcp {
+        for tcp in turnClients.indices where turnClients[tcp].server.transport == .tcp && !turnClients[tcp].isStandingBy
+        {
             turnClients[tcp].standBy(now: now, using: &random)
+            noteTurnChange(turnClients[tcp].server)
         }
+    }
+
+    /// Queues a ``EndpointEvent/turnChanged(_:)`` for `server`, once until it is polled.
+    mutating func noteTurnChange(_ server: TurnServerAddress) {
+        if !turnChanges.contains(server) { turnChanges.append(server) }
     }
 
     // MARK: - TCP connections to TURN servers

@@ -41,6 +41,8 @@ public struct Endpoint {
     var turnClients: [TurnClient] = []
     /// When the TCP TURN servers standing by start, unless a UDP allocation is granted first.
     var turnFallbackAt: Instant?
+    /// TURN servers whose allocation changed since ``pollEvent()`` last reported them (each at most once).
+    var turnChanges: [TurnServerAddress] = []
     /// This endpoint's interface addresses (with its port), as the driver reports them.
     public internal(set) var localAddresses: [NetworkAddress] = []
     /// Addresses relays and peers report seeing this endpoint at, most recent last, at most
@@ -321,6 +323,7 @@ public struct Endpoint {
 
     /// The next event, or `nil`. Messages count as consumed (and reopen flow-control credit) when returned here.
     public mutating func pollEvent() -> EndpointEvent? {
+        if !turnChanges.isEmpty { return .turnChanged(turnChanges.removeFirst()) }
         // Only connections that changed since they last had no event can have one; each is drained before the next.
         while let slot = connections.eventCandidates.first {
             guard connections.isOccupied(slot) else {

@@ -25,4 +25,7 @@ public enum EndpointEvent: Sendable, Equatable {
     /// closed, or their peer had no open connection (see ``UnsentMessages``). ``Endpoint/pollEvent()`` never returns
     /// this; drivers that queue messages insert it.
     case unsent(UnsentMessages)
+    /// The allocation on TURN server `server` changed: granted, lost or failed, or a TCP fallback started or stood
+    /// by again. ``Endpoint/turnAllocations`` says where each stands now.
+    case turnChanged(TurnServerAddress)
 }
