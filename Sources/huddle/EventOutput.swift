@@ -141,6 +141,63 @@ struct EventOutput: Sendable {
             text: text)
     }
 
+    /// What `huddle doctor` found, as one `doctor` event: the probing address, the NAT's `mapping` and `filtering`,
+    /// the `reflexive` addresses, each STUN server's answer, each TURN allocation attempt, the largest datagram that
+    /// reached `mtu_server` (`mtu_bytes`, null when none did), and how long it all took.
+    func doctor(_ report: NatReport, turn: [DoctorCommand.TurnCheck], elapsed: Duration) {
+        func milliseconds(_ duration: Duration?) -> Value {
+            duration.map {
+                .number(
+                    (Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000)
+                        .rounded() / 1)
+            } ?? .null
+        }
+        let stun: [Value] = report.servers.map { answer in
+            .object([
+                "server": .string("\(answer.server)"), "mapped": answer.mapped.map { .string("\($0)") } ?? .null,
+                "rtt_ms": milliseconds(answer.rtt), "rfc5780": .bool(answer.supportsBehaviourTests),
+            ])
+        }
+        let turnValues: [Value] = turn.map { check in
+            .object([
+                "server": .string("\(check.server)"), "transport": .string(check.transport.rawValue),
+                "relayed": check.relayed.map { .string("\($0)") } ?? .null, "ms": milliseconds(check.elapsed),
+                "error": check.error.map { .string($0) } ?? .null,
+            ])
+        }
+        var lines = ["probing from \(report.local)"]
+        for answer in report.servers {
+            lines.append(
+                "STUN \(answer.server): "
+                    + (answer.mapped.map { "sees this machine at \($0)" } ?? "no answer")
+                    + (answer.supportsBehaviourTests ? " (RFC 5780)" : ""))
+        }
+        lines.append("NAT mapping: \(report.mapping); filtering: \(report.filtering)")
+        for check in turn {
+            lines.append(
+                "TURN \(check.server) over \(check.transport): "
+                    + (check.relayed.map { "allocated \($0)" } ?? (check.error ?? "no allocation")))
+        }
+        if let server = report.mtuServer {
+            lines.append(
+                "datagrams to \(server): "
+                    + (report.mtuBytes.map { "\($0) bytes arrive" } ?? "none of \(NatReport.probedSizes) arrived")
+                    + " (largest probed \(NatReport.probedSizes.max()!))")
+        }
+        lines.append("done in \(elapsed.formatted(.units(allowed: [.milliseconds])))")
+        emit(
+            "doctor",
+            [
+                "local": .string("\(report.local)"), "mapping": .string(report.mapping),
+                "filtering": .string(report.filtering), "reflexive": .list(report.reflexive.map { .string("\($0)") }),
+                "stun": .list(stun), "turn": .list(turnValues),
+                "mtu_server": report.mtuServer.map { .string("\($0)") } ?? .null,
+                "mtu_bytes": report.mtuBytes.map { .integer($0) } ?? .null,
+                "mtu_probed_up_to": .integer(NatReport.probedSizes.max()!), "elapsed_ms": milliseconds(elapsed),
+            ],
+            text: lines.joined(separator: "\n"))
+    }
+
     /// A node registered at this relay or its registration ended (`huddle relay`): `relay-registered` with the
     /// node's `key` (the first 8 bytes of its X25519 static key in hex) and the `address` the relay sees it at, or
     /// `relay-unregistered` with the `key` and the `reason` (`expired`: not refreshed for 60 s; `displaced`: another

@@ -19,11 +19,12 @@ struct HuddleCommand: AsyncParsableCommand {
               huddle host --lan "Ana's room"       # also announce it on the local network
               huddle discover                      # list the sessions announced nearby
               huddle relay --listen 0.0.0.0:3478   # a relay for members behind NATs
+              huddle doctor --stun HOST:3478       # what this network lets a node do
             """,
         version: HuddleCommand.version,
         subcommands: [
             DemoCommand.self, HostCommand.self, JoinCommand.self, DiscoverCommand.self, RelayCommand.self,
-            BenchCommand.self, IdentityCommand.self,
+            DoctorCommand.self, BenchCommand.self, IdentityCommand.self,
         ]
     )
 

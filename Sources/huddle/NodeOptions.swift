@@ -173,31 +173,34 @@ struct NodeOptions: ParsableArguments {
         guard turn.count <= HuddleNode.maxTurnServers else {
             throw ValidationError("--turn: \(turn.count) servers; at most \(HuddleNode.maxTurnServers) are allowed")
         }
-        return try turn.map { text in
-            guard let at = text.lastIndex(of: "@"), let colon = text[..<at].firstIndex(of: ":") else {
-                throw ValidationError("--turn \(text): give USER:PASSWORD@HOST:PORT[?transport=tcp]")
-            }
-            var location = String(text[text.index(after: at)...])
-            var transport = TurnTransport.udp
-            if let query = location.firstIndex(of: "?") {
-                let parameter = location[location.index(after: query)...]
-                guard parameter.hasPrefix("transport="),
-                    let chosen = TurnTransport(rawValue: String(parameter.dropFirst("transport=".count)))
-                else {
-                    throw ValidationError("--turn \(text): the only parameter is ?transport=udp or ?transport=tcp")
-                }
-                transport = chosen
-                location = String(location[..<query])
-            }
-            let (host, port) = try Self.split(location, option: "--turn")
-            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
-                throw ValidationError("--turn \(text): give an IPv4 or IPv6 address and a port other than 0")
-            }
-            return TurnServer(
-                address: address, transport: transport,
-                credentials: TurnCredentials(
-                    username: String(text[..<colon]), password: String(text[text.index(after: colon)..<at])))
+        return try turn.map(Self.turnServer)
+    }
+
+    /// One `--turn` value, USER:PASSWORD@HOST:PORT[?transport=udp|tcp], as a server.
+    static func turnServer(_ text: String) throws -> TurnServer {
+        guard let at = text.lastIndex(of: "@"), let colon = text[..<at].firstIndex(of: ":") else {
+            throw ValidationError("--turn \(text): give USER:PASSWORD@HOST:PORT[?transport=tcp]")
         }
+        var location = String(text[text.index(after: at)...])
+        var transport = TurnTransport.udp
+        if let query = location.firstIndex(of: "?") {
+            let parameter = location[location.index(after: query)...]
+            guard parameter.hasPrefix("transport="),
+                let chosen = TurnTransport(rawValue: String(parameter.dropFirst("transport=".count)))
+            else {
+                throw ValidationError("--turn \(text): the only parameter is ?transport=udp or ?transport=tcp")
+            }
+            transport = chosen
+            location = String(location[..<query])
+        }
+        let (host, port) = try Self.split(location, option: "--turn")
+        guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
+            throw ValidationError("--turn \(text): give an IPv4 or IPv6 address and a port other than 0")
+        }
+        return TurnServer(
+            address: address, transport: transport,
+            credentials: TurnCredentials(
+                username: String(text[..<colon]), password: String(text[text.index(after: colon)..<at])))
     }
 
     /// `host` (an IPv4 or IPv6 literal) and `port` as an address; `nil` for anything else (names are not resolved:

@@ -23,9 +23,10 @@ public final class Coturn: @unchecked Sendable {
     /// Whether coturn is installed here.
     public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
-    /// Starts a server on a free port (clients also over TCP when `tcp`) and waits until it answers a Binding request
-    /// (at most 5 s).
-    public init(tcp: Bool = false) throws {
+    /// Starts a server on a free port (clients also over TCP when `tcp`; with `rfc5780`, also on 127.0.0.2 and an
+    /// alternate port, so it answers RFC 5780's CHANGE-REQUEST and names an OTHER-ADDRESS) and waits until it answers
+    /// a Binding request (at most 5 s).
+    public init(tcp: Bool = false, rfc5780: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try LoopbackUDPSocket().port
@@ -42,6 +43,10 @@ public final class Coturn: @unchecked Sendable {
                 "--pidfile=\(directory.appendingPathComponent("pid").path)",
                 "--userdb=\(directory.appendingPathComponent("db").path)",
             ] + (tcp ? [] : ["--no-tcp"])
+        if rfc5780 {
+            let alternate = try LoopbackUDPSocket().port
+            process.arguments! += ["--listening-ip=127.0.0.2", "--alt-listening-port=\(alternate)"]
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -1,0 +1,929 @@
+#!/usr/bin/env python3
+"""NAT lab (issue 38): `huddle` sessions across emulated NATs in Linux network namespaces, measured cell by cell.
+
+Usage (as root, with ip, nft, conntrack, ss and coturn's turnserver installed):
+    python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN] [--sizes 2,4]
+                               [--timeout 40] [--json-out PATH] [--run-dir DIR] [--keep-logs]
+
+Topology of a cell (rebuilt from nothing for every cell, then deleted):
+  public   namespace with bridge br0, 10.99.0.0/24
+  relay    10.99.0.1: `huddle relay --json --listen 10.99.0.1:3478`
+  turn     10.99.0.2: coturn on port 443, UDP and TCP (user ada:secret, realm huddle.test)
+  per member i (0-3): a router whose wan is 10.99.0.(11+i) on the bridge and whose lan is 192.168.(11+i).1/24, and
+  a home namespace at 192.168.(11+i).2 (default route via the router) where the member runs on port 7000.
+  cgnat puts a carrier router between: home router wan 100.64.(11+i).2 -> carrier lan 100.64.(11+i).1, carrier wan
+  10.99.0.(11+i). hairpin puts every member on one lan bridge (192.168.11.2-5) behind one port-restricted router.
+
+NAT kinds (nftables in the router; every router drops new inbound on its wan in the input hook, so an unsolicited
+packet to a port without a mapping is dropped, and conntrack makes replies address-and-port dependent):
+  full-cone        snat udp 192.168.x.2:7000 to WAN:7000; dnat every inbound udp dport 7000 to the home host
+  restricted       masquerade (port kept); an nft set of every IP the home sent to (forward hook); inbound udp
+                   dport 7000 from an IP in the set is dnat-ed to the home host, any source port
+  port-restricted  masquerade (port kept) + the wan drop (the reference topology's cone)
+  symmetric        masquerade random,fully-random + the wan drop
+  cgnat            two port-restricted routers in series (both keep ports when free)
+  udp-blocked      port-restricted router; the home namespace drops all outbound UDP (TCP passes)
+
+Cells: every unordered pair of kinds (21), named SIDE_A+SIDE_B/N where side A holds the host; N=2: the host on side
+A, one joiner on side B; N=4: the host and one joiner on side A, two joiners on side B, each member in its own home
+behind its own router of its side's kind. Plus hairpin/2 and hairpin/4: every member behind one port-restricted
+router. The host gets --relay, --turn over UDP and over TCP, and --share-turn; joiners get only the ticket. Joiners
+start one after another, each once the previous one printed `joined`.
+
+Measured per cell:
+  connected      every member printed `joined` and every member printed a `message` from every other member
+                 within 30 s of the host's start (each member sends a line once its roster names all others; the
+                 last joiner also sends one right after its `joined`)
+  join s         from starting the last joiner to its `joined`
+  first msg s    from the last joiner's line, written right after its `joined`, to the host's `message` for it
+  path at end    `/peers` at every member about 6 s after the last join; a pair is direct when both ends say direct,
+                 relayed when both say relayed, split otherwise
+  time to direct per pair, from the later of the two `joined` events to the moment both ends had seen the other
+                 direct (the first `path-changed` to direct, or the first `/peers` answer showing direct: `/peers`
+                 is asked every 200 ms); the cell's median over the pairs that went direct, "-" when none did
+Prints a markdown table and a summary; --json-out writes every measurement, event times and notes. Each member's
+timestamped output, coturn's log and a merged timeline stay in --run-dir (removed unless --keep-logs or a cell
+failed to connect).
+
+Cleanup: every namespace is named natlab-*; the script deletes leftovers of that prefix at start (killing the
+processes still inside them, which an earlier run of this script started) and its own namespaces at the end of
+each cell, also on errors and on SIGINT/SIGTERM. Processes are stopped by their pid only.
+Exit status: 0 when every cell ran (connected or not), 1 on a setup error, 2 on a usage error.
+Python 3 standard library only.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+PREFIX = "natlab-"
+# Side A (the host's) is the first kind of a cell's name; the pairs are taken in this order, so the more
+# restrictive kind holds the host.
+KINDS = ["udp-blocked", "cgnat", "symmetric", "port-restricted", "restricted", "full-cone"]
+# Endpoint-independent mapping: every layer keeps the source port (masquerade without random, when the port is
+# free, which it is here: one host per router). udp-blocked is left out: its home sends no UDP at all.
+EIM = {"full-cone", "restricted", "port-restricted", "cgnat"}
+PORT = 7000
+RELAY = "10.99.0.1:3478"
+TURN_IP = "10.99.0.2"
+TURN = f"ada:secret@{TURN_IP}:443"
+CONNECT_WINDOW = 30.0  # seconds from the host's start
+SETTLE = 6.0  # seconds after the last join before the final /peers
+POLL = 0.2  # seconds between /peers at one member
+STOP_GRACE = 5.0
+
+
+class LabError(Exception):
+    pass
+
+
+class Interrupted(Exception):
+    pass
+
+
+def run(argv, input_text=None, timeout=15, check=True):
+    result = subprocess.run(
+        argv, input=input_text, capture_output=True, text=True, timeout=timeout, stdin=None if input_text else
+        subprocess.DEVNULL)
+    if check and result.returncode != 0:
+        raise LabError(f"{' '.join(argv)}: exit {result.returncode}: {(result.stdout + result.stderr).strip()}")
+    return result
+
+
+def netns_list():
+    out = run(["ip", "netns", "list"], check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def sweep_leftovers():
+    """Deletes natlab-* namespaces an earlier run left, after killing (SIGKILL, by pid) what still runs in them."""
+    swept = []
+    for name in netns_list():
+        if not name.startswith(PREFIX):
+            continue
+        pids = run(["ip", "netns", "pids", name], check=False).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        run(["ip", "netns", "delete", name], check=False)
+        swept.append(name)
+    return swept
+
+
+# --- topology -----------------------------------------------------------------------------------------------------
+
+
+def nat_rules(kind, wan_ip, home_ip):
+    """The nftables ruleset of a router of `kind` (a cgnat layer is port-restricted)."""
+    sets = ""
+    pre = []
+    forward = []
+    post = ['oifname "wan" masquerade']
+    if kind == "full-cone":
+        pre = [f'iifname "wan" udp dport {PORT} dnat to {home_ip}:{PORT}']
+        post = [f'oifname "wan" ip saddr {home_ip} udp sport {PORT} snat to {wan_ip}:{PORT}'] + post
+    elif kind == "restricted":
+        sets = "  set contacted {\n    type ipv4_addr\n    flags dynamic,timeout\n    timeout 5m\n  }\n"
+        forward = ['iifname "lan" oifname "wan" update @contacted { ip daddr }']
+        pre = [f'iifname "wan" udp dport {PORT} ip saddr @contacted dnat to {home_ip}:{PORT}']
+    elif kind == "symmetric":
+        post = ['oifname "wan" masquerade random,fully-random']
+    elif kind not in ("port-restricted", "udp-blocked", "hairpin"):
+        raise LabError(f"unknown kind {kind}")
+
+    def chain(name, hook, priority, rules):
+        body = "".join(f"    {rule}\n" for rule in rules)
+        return f"  chain {name} {{\n    type {hook} priority {priority}; policy accept;\n{body}  }}\n"
+
+    return (
+        "table ip natlab {\n" + sets
+        + chain("nat_pre", "nat hook prerouting", "dstnat", pre)
+        + chain("fw_forward", "filter hook forward", "filter", forward)
+        + chain("fw_input", "filter hook input", "filter", ['iifname "wan" ct state new drop'])
+        + chain("nat_post", "nat hook postrouting", "srcnat", post)
+        + "}\n")
+
+
+class Topology:
+    def __init__(self, tag):
+        self.tag = tag
+        self.namespaces = []
+        self.rulesets = {}  # namespace -> nft ruleset text (for the report)
+
+    def ns(self, short):
+        name = f"{PREFIX}{self.tag}-{short}"
+        run(["ip", "netns", "add", name])
+        self.namespaces.append(name)
+        self.ip(name, "link", "set", "lo", "up")
+        return name
+
+    @staticmethod
+    def ip(ns, *args):
+        run(["ip", "-n", ns, *args])
+
+    @staticmethod
+    def exec(ns, *args, input_text=None):
+        return run(["ip", "netns", "exec", ns, *args], input_text=input_text)
+
+    def nft(self, ns, text):
+        self.exec(ns, "nft", "-f", "-", input_text=text)
+        self.rulesets[ns] = text
+
+    def veth(self, ns, ifname, peer_ns, peer_ifname):
+        self.ip(ns, "link", "add", ifname, "type", "veth", "peer", "name", peer_ifname, "netns", peer_ns)
+
+    def address(self, ns, ifname, cidr):
+        self.ip(ns, "address", "add", cidr, "dev", ifname)
+        self.ip(ns, "link", "set", ifname, "up")
+
+    def on_bridge(self, ns, ifname, port, cidr):
+        self.veth(ns, ifname, self.public, port)
+        self.address(ns, ifname, cidr)
+        self.ip(self.public, "link", "set", port, "master", "br0")
+        self.ip(self.public, "link", "set", port, "up")
+
+    def router(self, short, kind, wan_cidr, lan_cidr, home_ip, wan_peer=None):
+        """A router namespace: wan on the public bridge (or on `wan_peer`'s lan), lan not yet linked."""
+        ns = self.ns(short)
+        if wan_peer is None:
+            self.on_bridge(ns, "wan", short, wan_cidr)
+        else:
+            self.veth(ns, "wan", wan_peer, "lan")
+            self.address(ns, "wan", wan_cidr)
+            self.address(wan_peer, "lan", wan_peer_cidr(wan_cidr))
+            self.ip(ns, "route", "add", "default", "via", wan_peer_cidr(wan_cidr).split("/")[0])
+        self.exec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        self.nft(ns, nat_rules(kind, wan_cidr.split("/")[0], home_ip))
+        return ns
+
+    def build_public(self):
+        self.public = self.ns("pub")
+        self.ip(self.public, "link", "add", "br0", "type", "bridge")
+        self.ip(self.public, "link", "set", "br0", "up")
+        self.relay = self.ns("relay")
+        self.on_bridge(self.relay, "eth0", "relay", "10.99.0.1/24")
+        self.turn = self.ns("turn")
+        self.on_bridge(self.turn, "eth0", "turn", f"{TURN_IP}/24")
+
+    def add_home(self, index, kind):
+        """Member `index`'s home behind a router of `kind`; returns (home namespace, home IP)."""
+        octet = 11 + index
+        home_ip = f"192.168.{octet}.2"
+        if kind == "cgnat":
+            carrier = self.ns(f"c{index}")
+            self.on_bridge(carrier, "wan", f"c{index}", f"10.99.0.{octet}/24")
+            self.exec(carrier, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+            self.nft(carrier, nat_rules("port-restricted", f"10.99.0.{octet}", None))
+            router = self.router(f"r{index}", "port-restricted", f"100.64.{octet}.2/24", None, home_ip,
+                                 wan_peer=carrier)
+        else:
+            router = self.router(f"r{index}", kind, f"10.99.0.{octet}/24", None, home_ip)
+        home = self.ns(f"h{index}")
+        self.veth(router, "lan", home, "eth0")
+        self.address(router, "lan", f"192.168.{octet}.1/24")
+        self.address(home, "eth0", f"{home_ip}/24")
+        self.ip(home, "route", "add", "default", "via", f"192.168.{octet}.1")
+        if kind == "udp-blocked":
+            self.nft(home, "table inet office {\n  chain out {\n    type filter hook output priority 0; "
+                     "policy accept;\n    meta l4proto udp drop\n  }\n}\n")
+        return home, home_ip
+
+    def add_hairpin(self, count):
+        """`count` homes on one lan bridge behind one port-restricted router; returns [(namespace, IP)]."""
+        router = self.router("r0", "hairpin", "10.99.0.11/24", None, None)
+        self.ip(router, "link", "add", "lan", "type", "bridge")
+        self.address(router, "lan", "192.168.11.1/24")
+        homes = []
+        for index in range(count):
+            home = self.ns(f"h{index}")
+            home_ip = f"192.168.11.{2 + index}"
+            self.veth(router, f"p{index}", home, "eth0")
+            self.ip(router, "link", "set", f"p{index}", "master", "lan")
+            self.ip(router, "link", "set", f"p{index}", "up")
+            self.address(home, "eth0", f"{home_ip}/24")
+            self.ip(home, "route", "add", "default", "via", "192.168.11.1")
+            homes.append((home, home_ip))
+        return homes
+
+    def delete(self):
+        for name in reversed(self.namespaces):
+            pids = run(["ip", "netns", "pids", name], check=False).stdout.split()
+            for pid in pids:  # only processes this cell started can be inside
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            run(["ip", "netns", "delete", name], check=False)
+        self.namespaces = []
+
+
+def wan_peer_cidr(wan_cidr):
+    """The carrier's lan address for a home router whose wan is 100.64.X.2/24: 100.64.X.1/24."""
+    address, length = wan_cidr.split("/")
+    parts = address.split(".")
+    return ".".join(parts[:3] + ["1"]) + "/" + length
+
+
+# --- processes ----------------------------------------------------------------------------------------------------
+
+
+class Proc:
+    """A process inside a namespace; stdout lines are timestamped, logged, and parsed as JSON events."""
+
+    def __init__(self, label, ns, argv, env, directory, clock0):
+        self.label = label
+        self.clock0 = clock0
+        self.events = []  # (monotonic time, event dict)
+        self.lock = threading.Lock()
+        self.stdin_lock = threading.Lock()
+        self.on_event = None
+        self.eof = False
+        self.log = open(os.path.join(directory, f"{label}.out"), "w")
+        self.err = open(os.path.join(directory, f"{label}.err"), "wb")
+        self.started = time.monotonic()
+        self.popen = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+            env=env, start_new_session=True)
+        self.pid = self.popen.pid  # ip netns exec execs the command: this is huddle's (or turnserver's) pid
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for raw in iter(self.popen.stdout.readline, b""):
+            at = time.monotonic()
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            try:
+                self.log.write(f"{at - self.clock0:9.3f} {line}\n")
+            except ValueError:
+                pass
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            with self.lock:
+                self.events.append((at, event))
+            if self.on_event:
+                self.on_event(self, at, event)
+        self.eof = True
+
+    def send(self, line):
+        with self.stdin_lock:
+            try:
+                self.popen.stdin.write((line + "\n").encode())
+                self.popen.stdin.flush()
+                return True
+            except (BrokenPipeError, OSError, ValueError):
+                return False
+
+    def close_stdin(self):
+        with self.stdin_lock:
+            try:
+                self.popen.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.events)
+
+    def first(self, name, since=0.0):
+        with self.lock:
+            for at, event in self.events:
+                if event.get("event") == name and at >= since:
+                    return at, event
+        return None
+
+    def count(self, name):
+        with self.lock:
+            return sum(1 for _, event in self.events if event.get("event") == name)
+
+    def running(self):
+        return self.popen.poll() is None
+
+    def signal(self, number):
+        if self.running():
+            try:
+                os.kill(self.pid, number)
+            except ProcessLookupError:
+                pass
+
+    def finish(self):
+        self.reader.join(timeout=2)
+        for handle in (self.log, self.err):
+            try:
+                handle.close()
+            except OSError:
+                pass
+
+
+class Member(Proc):
+    def __init__(self, name, kind, side, ns, ip, argv, env, directory, clock0):
+        super().__init__(name, ns, argv, env, directory, clock0)
+        self.name = name
+        self.kind = kind
+        self.side = side
+        self.ip = ip
+        self.joined_at = None
+        self.roster = set()  # names of the others it knows
+        self.first_line = None  # (text, time written) sent from the reader thread right after `joined`
+        self.send_on_joined = None
+        self.roster_line_sent = False
+        self.polls_sent = 0
+        self.last_poll = 0.0
+        self.on_event = self._event
+
+    def _event(self, _proc, at, event):
+        kind = event.get("event")
+        if kind == "joined" and self.joined_at is None:
+            self.joined_at = at
+            for other in event.get("participants") or []:
+                self.roster.add(other.get("name"))
+            if self.send_on_joined:
+                text = self.send_on_joined
+                sent = time.monotonic()
+                if self.send(text):
+                    self.first_line = (text, sent)
+        elif kind == "participant-joined":
+            self.roster.add(event.get("name"))
+        elif kind in ("participant-left", "participant-removed"):
+            self.roster.discard(event.get("name"))
+
+
+def huddle_env(home):
+    os.makedirs(home, exist_ok=True)
+    return {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"), "LANG": "C.UTF-8"}
+
+
+def wait_until(condition, deadline, step=0.02, tick=None):
+    while True:
+        if tick:
+            tick()
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+
+
+def stop_all(procs, grace=STOP_GRACE):
+    """Closes every standard input, waits up to `grace` seconds for all, then SIGKILLs what is left (by pid)."""
+    for proc in procs:
+        proc.close_stdin()
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(proc.running() for proc in procs):
+        time.sleep(0.05)
+    killed = []
+    for proc in procs:
+        if proc.running():
+            proc.signal(signal.SIGKILL)
+            killed.append(proc.label)
+    for proc in procs:
+        try:
+            proc.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        proc.finish()
+    return killed
+
+
+# --- one cell -----------------------------------------------------------------------------------------------------
+
+
+def cell_list(sizes):
+    cells = []
+    for size in sizes:
+        for i, a in enumerate(KINDS):
+            for b in KINDS[i:]:
+                cells.append({"name": f"{a}+{b}/{size}", "a": a, "b": b, "size": size})
+        cells.append({"name": f"hairpin/{size}", "a": "hairpin", "b": "hairpin", "size": size})
+    return cells
+
+
+def member_plan(cell):
+    """[(name, kind, side)] in start order: the host first, the last joiner last."""
+    if cell["a"] == "hairpin":
+        return [(f"a{i}", "hairpin", "A") for i in range(cell["size"])]
+    if cell["size"] == 2:
+        return [("a0", cell["a"], "A"), ("b0", cell["b"], "B")]
+    return [("a0", cell["a"], "A"), ("a1", cell["a"], "A"), ("b0", cell["b"], "B"), ("b1", cell["b"], "B")]
+
+
+def hole_punch_feasible(kind_x, kind_y):
+    """Whether plain hole punching (each side probing the other's reflexive address, no port prediction) can open a
+    direct path between homes of these kinds in this lab."""
+    if "udp-blocked" in (kind_x, kind_y):
+        return False
+    if kind_x in EIM and kind_y in EIM:
+        return True
+    other = kind_y if kind_x == "symmetric" else kind_x
+    # A symmetric side reaches a cone only if the cone lets in a new source port of an address it sent to.
+    return other in ("full-cone", "restricted")
+
+
+def peers_snapshots(events):
+    """[(time, {name: (path, address)})] from the `peer` ... `peers` groups of /peers answers."""
+    snapshots = []
+    current = {}
+    for at, event in events:
+        kind = event.get("event")
+        if kind == "peer":
+            current[event.get("name")] = (event.get("path"), event.get("path_address"))
+        elif kind == "peers":
+            snapshots.append((at, current))
+            current = {}
+    return snapshots
+
+
+def first_direct(events, other):
+    """The first time `other` was seen direct: a path-changed event or a /peers answer; None if never."""
+    times = []
+    for at, event in events:
+        if event.get("event") == "path-changed" and event.get("name") == other and event.get("path") == "direct":
+            times.append(at)
+            break
+    for at, snapshot in peers_snapshots(events):
+        if snapshot.get(other, (None,))[0] == "direct":
+            times.append(at)
+            break
+    return min(times) if times else None
+
+
+def run_cell(cell, options, index, run_dir):
+    name = cell["name"]
+    directory = os.path.join(run_dir, name.replace("/", "-"))
+    os.makedirs(directory, exist_ok=True)
+    result = {"cell": name, "side_a": cell["a"], "side_b": cell["b"], "size": cell["size"], "connected": False,
+              "join_s": None, "first_message_s": None, "path_end": None, "median_direct_s": None, "pairs": [],
+              "members": {}, "notes": [], "log_dir": directory}
+    topology = Topology(f"{index}")
+    procs = []
+    members = []
+    relay = None
+    coturn = None
+    cell_started = time.monotonic()
+    try:
+        topology.build_public()
+        plan = member_plan(cell)
+        if cell["a"] == "hairpin":
+            homes = topology.add_hairpin(len(plan))
+        else:
+            homes = [topology.add_home(i, kind) for i, (_, kind, _) in enumerate(plan)]
+        result["setup_s"] = round(time.monotonic() - cell_started, 2)
+        clock0 = time.monotonic()
+        relay = Proc("relay", topology.relay, [options.huddle, "relay", "--json", "--listen", RELAY],
+                     huddle_env(os.path.join(directory, "home-relay")), directory, clock0)
+        procs.append(relay)
+        coturn = Proc(
+            "coturn", topology.turn,
+            ["turnserver", "-n", f"--listening-ip={TURN_IP}", "--listening-port=443", f"--relay-ip={TURN_IP}",
+             "--lt-cred-mech", "--user=ada:secret", "--realm=huddle.test", "--no-tls", "--no-dtls", "--no-cli",
+             "--no-tcp-relay", f"--log-file={directory}/turn.log", "--simple-log", f"--pidfile={directory}/turn.pid",
+             f"--userdb={directory}/turn.db"],
+            {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, directory, clock0)
+        procs.append(coturn)
+
+        def coturn_ready():
+            sockets = run(["ip", "netns", "exec", topology.turn, "ss", "-H", "-lntu", "sport = :443"],
+                          check=False).stdout
+            return "udp" in sockets and "tcp" in sockets
+
+        if not wait_until(lambda: relay.first("relay-listening") is not None, time.monotonic() + 10):
+            raise LabError("huddle relay printed no relay-listening within 10 s")
+        if not wait_until(coturn_ready, time.monotonic() + 10, step=0.1):
+            raise LabError("coturn did not listen on UDP and TCP 443 within 10 s")
+
+        t0 = time.monotonic()
+        connect_deadline = t0 + CONNECT_WINDOW
+        hard_deadline = t0 + options.timeout - 8  # room for the final /peers and the shutdown
+        size = len(plan)
+
+        def tick():
+            now = time.monotonic()
+            for member in members:
+                if member.joined_at is None or not member.running():
+                    continue
+                if not member.roster_line_sent and len(member.roster) >= size - 1:
+                    member.roster_line_sent = True
+                    member.send(f"hello from {member.name}")
+                if now < poll_until[0] and now - member.last_poll >= POLL and (
+                        member.count("peers") >= member.polls_sent or now - member.last_poll > 1.0):
+                    member.last_poll = now
+                    member.polls_sent += 1
+                    member.send("/peers")
+
+        poll_until = [hard_deadline]
+
+        def start_member(position, ticket):
+            member_name, kind, side = plan[position]
+            ns, ip = homes[position]
+            argv = ["host"] if ticket is None else ["join", ticket]
+            argv = [options.huddle] + argv + [
+                "--json", "--name", member_name, "--identity", os.path.join(options.identity_dir, f"{member_name}.key"),
+                "--listen", f"{ip}:{PORT}"]
+            if ticket is None:
+                argv += ["--relay", RELAY, "--turn", TURN, "--turn", f"{TURN}?transport=tcp", "--share-turn"]
+            member = Member(member_name, kind, side, ns, ip, argv, huddle_env(os.path.join(directory,
+                            f"home-{member_name}")), directory, clock0)
+            if position == size - 1:
+                member.send_on_joined = f"first from {member_name}"
+            procs.append(member)
+            members.append(member)
+            return member
+
+        host = start_member(0, None)
+        if not wait_until(lambda: host.first("ticket") is not None or not host.running(),
+                          min(t0 + 10, hard_deadline), tick=tick) or host.first("ticket") is None:
+            raise LabError("the host printed no ticket")
+        ticket = host.first("ticket")[1]["ticket"]
+        all_joined = wait_until(lambda: host.joined_at is not None, min(t0 + 10, hard_deadline), tick=tick)
+        for position in range(1, size):
+            joiner = start_member(position, ticket)
+            ok = wait_until(lambda: joiner.joined_at is not None or not joiner.running(),
+                            min(connect_deadline, hard_deadline), tick=tick)
+            if not ok or joiner.joined_at is None:
+                all_joined = False
+                result["notes"].append(f"{joiner.name} ({joiner.kind}) did not join"
+                                       + (f" (exit {joiner.popen.poll()})" if not joiner.running() else ""))
+                break
+        last = members[-1]
+        if all_joined and len(members) == size:
+            path_end = last.joined_at + SETTLE
+            result["join_s"] = round(last.joined_at - last.started, 3)
+        else:
+            path_end = connect_deadline
+        poll_until[0] = min(path_end, hard_deadline)
+
+        def heard_all():
+            if len(members) < size:
+                return False
+            for member in members:
+                heard = {event.get("name") for at, event in member.snapshot()
+                         if event.get("event") == "message" and at <= connect_deadline}
+                if len(heard & {m.name for m in members if m is not member}) < size - 1:
+                    return False
+            return True
+
+        wait_until(lambda: time.monotonic() >= poll_until[0] and (heard_all() or time.monotonic() >= connect_deadline),
+                   hard_deadline, step=0.02, tick=tick)
+        # The final /peers: wait for every outstanding answer, then one more each.
+        final_deadline = time.monotonic() + 3
+        for member in members:
+            if member.running() and member.joined_at is not None:
+                wait_until(lambda: member.count("peers") >= member.polls_sent, final_deadline)
+                member.final_index = len(member.snapshot())
+                member.polls_sent += 1
+                member.send("/peers")
+        for member in members:
+            if hasattr(member, "final_index"):
+                wait_until(lambda: member.count("peers") >= member.polls_sent, final_deadline)
+        result["connected"] = all_joined and len(members) == size and heard_all()
+        result["ran_s"] = round(time.monotonic() - t0, 2)
+    except LabError as error:
+        result["notes"].append(f"lab error: {error}")
+    finally:
+        killed = stop_all([m for m in members])
+        if killed:
+            result["notes"].append("killed after 5 s: " + ", ".join(killed))
+        if relay is not None:
+            relay.signal(signal.SIGTERM)
+            try:
+                relay.popen.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                relay.signal(signal.SIGKILL)
+            stop_all([relay], grace=0)
+        if coturn is not None:
+            coturn.signal(signal.SIGKILL)
+            stop_all([coturn], grace=0)
+        topology.delete()
+    result["cell_s"] = round(time.monotonic() - cell_started, 2)
+    analyse(cell, result, members, relay, directory)
+    return result
+
+
+def analyse(cell, result, members, relay, directory):
+    by_name = {m.name: m for m in members}
+    events = {m.name: m.snapshot() for m in members}
+    clock0 = members[0].clock0 if members else 0
+    for member in members:
+        info = {
+            "kind": member.kind, "side": member.side, "ip": member.ip,
+            "started_s": round(member.started - clock0, 3),
+            "joined_s": round(member.joined_at - clock0, 3) if member.joined_at else None,
+            "exit": member.popen.poll(),
+            "heard": sorted({e.get("name") for _, e in events[member.name] if e.get("event") == "message"}),
+            "turn": [{k: e.get(k) for k in ("transport", "standby", "relayed", "error")} | {"t": round(at - clock0, 3)}
+                     for at, e in events[member.name] if e.get("event") == "turn"],
+            "path_changes": [{"t": round(at - clock0, 3), "name": e.get("name"), "path": e.get("path"),
+                              "address": e.get("path_address")}
+                             for at, e in events[member.name] if e.get("event") == "path-changed"],
+            "trouble": [{"t": round(at - clock0, 3)} | e for at, e in events[member.name]
+                        if e.get("event") in ("error", "undelivered", "participant-left", "messages-dropped",
+                                              "participant-unresponsive")],
+        }
+        result["members"][member.name] = info
+    if relay is not None:
+        stopped = relay.first("relay-stopped")
+        if stopped:
+            result["relay_forwarded_packets"] = stopped[1].get("forwardedPackets")
+    # First message: the last joiner's line at the host.
+    if len(members) == cell["size"] and members[-1].first_line:
+        text, sent = members[-1].first_line
+        for at, event in events[members[0].name]:
+            if event.get("event") == "message" and event.get("text") == text:
+                result["first_message_s"] = round(at - sent, 3)
+                break
+    # Pairs.
+    direct_times = []
+    counts = {"direct": 0, "relayed": 0, "split": 0, "missing": 0}
+    for i, x in enumerate(members):
+        for y in members[i + 1:]:
+            pair = {"pair": f"{x.name}-{y.name}", "kinds": f"{x.kind}/{y.kind}",
+                    "feasible": (cell["a"] == "hairpin") or hole_punch_feasible(x.kind, y.kind),
+                    "eim": x.kind in EIM or y.kind in EIM}
+            finals = []
+            for me, other in ((x, y), (y, x)):
+                snaps = [s for at, s in peers_snapshots(events[me.name])]
+                final = snaps[-1].get(other.name) if snaps else None
+                finals.append(final)
+                pair[f"end_{me.name}"] = list(final) if final else None
+            paths = [f[0] if f else None for f in finals]
+            state = ("missing" if None in paths else paths[0] if paths[0] == paths[1] else "split")
+            pair["end"] = state
+            counts[state if state in counts else "missing"] += 1
+            if x.joined_at and y.joined_at:
+                reference = max(x.joined_at, y.joined_at)
+                seen = [first_direct(events[x.name], y.name), first_direct(events[y.name], x.name)]
+                pair["direct_views_s"] = [round(t - reference, 3) if t else None for t in seen]
+                if None not in seen:
+                    pair["direct_s"] = round(max(seen) - reference, 3)
+                    direct_times.append(pair["direct_s"])
+            result["pairs"].append(pair)
+    total = len(result["pairs"])
+    if total:
+        if counts["direct"] == total:
+            result["path_end"] = "direct"
+        elif counts["relayed"] == total:
+            result["path_end"] = "relayed"
+        else:
+            parts = [f"{n} {k}" for k, n in counts.items() if n]
+            result["path_end"] = "mixed: " + ", ".join(parts)
+    result["path_counts"] = counts
+    if direct_times:
+        result["median_direct_s"] = round(statistics.median(direct_times), 3)
+        result["direct_pairs"] = len(direct_times)
+    # Relayed through what: the huddle relay or coturn (UDP or TCP allocation).
+    relayed_via = set()
+    for pair in result["pairs"]:
+        for key, value in pair.items():
+            if key.startswith("end_") and value and value[0] == "relayed":
+                relayed_via.add("huddle relay" if value[1].startswith("10.99.0.1:") else
+                                "turn" if value[1].startswith(TURN_IP + ":") else value[1])
+    if relayed_via:
+        result["relayed_via"] = sorted(relayed_via)
+    for member in members:
+        info = result["members"][member.name]
+        if info["joined_s"] is None:
+            continue
+        missing = sorted({m.name for m in members if m is not member} - set(info["heard"]))
+        if missing:
+            result["notes"].append(f"{member.name} heard nothing from {', '.join(missing)}")
+        for trouble in info["trouble"]:
+            if trouble.get("event") != "participant-unresponsive":
+                result["notes"].append(f"{member.name}: {trouble.get('event')} {trouble.get('name') or trouble.get('code') or ''}".strip())
+    # A merged timeline for reading a cell afterwards.
+    with open(os.path.join(directory, "timeline.txt"), "w") as timeline:
+        lines = []
+        for member in members:
+            for at, event in events[member.name]:
+                if event.get("event") in ("peer", "peers"):
+                    continue
+                lines.append((at, f"{at - clock0:9.3f} {member.name:3} {json.dumps(event, sort_keys=True)}"))
+        for _, line in sorted(lines):
+            timeline.write(line + "\n")
+
+
+# --- report -------------------------------------------------------------------------------------------------------
+
+
+def fmt(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
+def table(results):
+    rows = ["| cell | connected | join s | first message s | path at end | median time to direct s | notes |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        median = fmt(r["median_direct_s"])
+        if r.get("direct_pairs") and r["direct_pairs"] < len(r["pairs"]):
+            median += f" ({r['direct_pairs']}/{len(r['pairs'])} pairs)"
+        path = r["path_end"] or "-"
+        if r.get("relayed_via") and "relayed" in path:
+            path += " (" + ", ".join(r["relayed_via"]) + ")"
+        notes = "; ".join(dict.fromkeys(r["notes"]))
+        rows.append(f"| {r['cell']} | {'yes' if r['connected'] else 'no'} | {fmt(r['join_s'])} | "
+                    f"{fmt(r['first_message_s'])} | {path} | {median} | {notes} |")
+    return "\n".join(rows)
+
+
+def summary(results):
+    lines = []
+    connected = sum(1 for r in results if r["connected"])
+    lines.append(f"- cells connected: {connected}/{len(results)}")
+    eim_cells = [r for r in results if r["side_a"] != "hairpin" and "udp-blocked" not in (r["side_a"], r["side_b"])
+                 and (r["side_a"] in EIM or r["side_b"] in EIM)]
+
+    def eim_direct(r):
+        pairs = [p for p in r["pairs"] if p["eim"]]
+        return bool(pairs) and all(p["end"] == "direct" for p in pairs)
+
+    ok = [r for r in eim_cells if eim_direct(r)]
+    lines.append(f"- cells where one side has endpoint-independent mapping (full-cone, restricted, port-restricted, "
+                 f"cgnat; udp-blocked and hairpin cells left out) whose pairs with an EIM member all ended direct: "
+                 f"{len(ok)}/{len(eim_cells)}")
+    feasible_cells = [r for r in eim_cells if all(p["feasible"] for p in r["pairs"] if p["eim"])]
+    ok_feasible = [r for r in feasible_cells if eim_direct(r)]
+    lines.append(f"- of those, cells whose EIM pairs plain hole punching can open (no symmetric-vs-port-restricted "
+                 f"or symmetric-vs-cgnat pair): {len(ok_feasible)}/{len(feasible_cells)} ended direct")
+    pairs = [p for r in results for p in r["pairs"] if r["side_a"] != "hairpin"]
+    feasible = [p for p in pairs if p["feasible"]]
+    lines.append(f"- pairs that plain hole punching can open which ended direct: "
+                 f"{sum(1 for p in feasible if p['end'] == 'direct')}/{len(feasible)}; pairs it cannot open that "
+                 f"ended direct: {sum(1 for p in pairs if not p['feasible'] and p['end'] == 'direct')}/"
+                 f"{sum(1 for p in pairs if not p['feasible'])}")
+    times = [p["direct_s"] for r in results for p in r["pairs"] if p.get("direct_s") is not None]
+    if times:
+        under = sum(1 for t in times if t < 0.5)
+        lines.append(f"- time to direct over all {len(times)} pairs that went direct: median {statistics.median(times):.3f} s, "
+                     f"max {max(times):.3f} s, {under} under 0.5 s")
+    return "\n".join(lines)
+
+
+def build_sampler(stop, samples):
+    """Samples the load average and whether a Swift build runs, every 5 s (from /proc, read only)."""
+
+    def sample():
+        while not stop.is_set():
+            building = False
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/comm") as comm:
+                        if comm.read().strip() in ("swift-frontend", "swift-build", "swift-driver", "clang", "ld",
+                                                   "swift-autolink-extract", "ld.gold", "ld.lld"):
+                            building = True
+                            break
+                except OSError:
+                    continue
+            with open("/proc/loadavg") as load:
+                samples.append((time.time(), float(load.read().split()[0]), building))
+            stop.wait(5)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    return thread
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--huddle", default=".build/release/huddle")
+    parser.add_argument("--cells", default="", help="substring filter on cell names")
+    parser.add_argument("--sizes", default="2,4")
+    parser.add_argument("--timeout", type=float, default=40.0, help="seconds per cell, from the host's start")
+    parser.add_argument("--json-out")
+    parser.add_argument("--run-dir", default=None, help="logs (default /tmp/natlab/runs/TIMESTAMP)")
+    parser.add_argument("--identity-dir", default="/tmp/natlab/ids")
+    parser.add_argument("--keep-logs", action="store_true")
+    options = parser.parse_args()
+    try:
+        sizes = [int(s) for s in options.sizes.split(",") if s]
+    except ValueError:
+        parser.error("--sizes takes numbers such as 2,4")
+    if any(s not in (2, 4) for s in sizes):
+        parser.error("--sizes: 2 and 4 only")
+    if options.timeout < 20:
+        parser.error("--timeout: at least 20")
+    options.huddle = os.path.abspath(options.huddle)
+    if not os.access(options.huddle, os.X_OK):
+        print(f"nat_lab: {options.huddle} is not an executable (make release, or --huddle PATH)", file=sys.stderr)
+        return 1
+    if os.geteuid() != 0:
+        print("nat_lab: needs root (network namespaces)", file=sys.stderr)
+        return 1
+    for tool in ("ip", "nft", "ss", "turnserver"):
+        if shutil.which(tool) is None:
+            print(f"nat_lab: {tool} is missing (make deps)", file=sys.stderr)
+            return 1
+    cells = [c for c in cell_list(sizes) if options.cells in c["name"]]
+    if not cells:
+        parser.error(f"no cell matches {options.cells!r}")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = options.run_dir or f"/tmp/natlab/runs/{stamp}"
+    os.makedirs(run_dir, exist_ok=True)
+    os.makedirs(options.identity_dir, exist_ok=True)
+
+    def interrupted(number, _frame):
+        raise Interrupted(f"signal {number}")
+
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
+    swept = sweep_leftovers()
+    if swept:
+        print(f"nat_lab: deleted {len(swept)} leftover namespaces ({', '.join(swept[:4])}...)", file=sys.stderr)
+    stop = threading.Event()
+    samples = []
+    build_sampler(stop, samples)
+    began = time.monotonic()
+    started_at = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    results = []
+    status = 0
+    try:
+        for index, cell in enumerate(cells):
+            result = run_cell(cell, options, index, run_dir)
+            results.append(result)
+            print(f"nat_lab: {result['cell']:32} connected={'yes' if result['connected'] else 'no ':3} "
+                  f"join={fmt(result['join_s'])} first={fmt(result['first_message_s'])} end={result['path_end']} "
+                  f"direct={fmt(result['median_direct_s'])} ({result['cell_s']:.1f} s)"
+                  + (f" notes: {'; '.join(result['notes'])}" if result["notes"] else ""), file=sys.stderr, flush=True)
+    except Interrupted as reason:
+        print(f"nat_lab: interrupted ({reason}); cleaned up", file=sys.stderr)
+        status = 130
+    finally:
+        stop.set()
+        sweep_leftovers()
+    elapsed = time.monotonic() - began
+    shared = any(building for _, _, building in samples)
+    loads = [load for _, load, _ in samples]
+    print(f"## NAT lab: {len(results)} cells, {elapsed:.0f} s, started {started_at}\n")
+    print(table(results))
+    print()
+    print(summary(results))
+    if loads:
+        print(f"- load average (1 min) during the run: median {statistics.median(loads):.2f}, max {max(loads):.2f}; "
+              f"a Swift build was running during {sum(1 for s in samples if s[2])}/{len(samples)} samples"
+              + (" (timings may be inflated)" if shared else ""))
+    if options.json_out:
+        with open(options.json_out, "w") as out:
+            json.dump({"started": started_at, "seconds": round(elapsed, 1), "huddle": options.huddle,
+                       "cells": results, "load_samples": samples, "summary": summary(results).splitlines()},
+                      out, indent=1, default=str)
+    if not options.keep_logs and status == 0 and all(r["connected"] for r in results):
+        shutil.rmtree(run_dir, ignore_errors=True)
+    else:
+        print(f"\nlogs: {run_dir}", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
