@@ -61,20 +61,23 @@ public final class Coturn: @unchecked Sendable {
     }
 
     /// Starts a server in network namespace `namespace` on `ip`:`port`, clients over UDP and TCP on that port, and
-    /// waits until both listen there (at most 5 s). Peers are what the namespace routes to (no loopback ones).
-    public init(namespace: String, ip: String, port: UInt16) throws {
+    /// waits until both listen there (at most 5 s). Peers are what the namespace routes to (no loopback ones). With
+    /// `alternateIP` (an address the namespace has) it also listens there and on port + 1, for RFC 5780's tests.
+    public init(namespace: String, ip: String, port: UInt16, alternateIP: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.port = port
         process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip)
-        process.arguments = [
-            "netns", "exec", namespace, Self.executable, "-n", "--listening-ip=\(ip)", "--listening-port=\(port)",
-            "--relay-ip=\(ip)", "--lt-cred-mech", "--user=\(Self.username):\(Self.password)", "--realm=\(Self.realm)",
-            "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
-            "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
-            "--pidfile=\(directory.appendingPathComponent("pid").path)",
-            "--userdb=\(directory.appendingPathComponent("db").path)",
-        ]
+        process.arguments =
+            [
+                "netns", "exec", namespace, Self.executable, "-n", "--listening-ip=\(ip)", "--listening-port=\(port)",
+                "--relay-ip=\(ip)", "--lt-cred-mech", "--user=\(Self.username):\(Self.password)",
+                "--realm=\(Self.realm)",
+                "--no-tls", "--no-dtls", "--no-cli", "--no-tcp-relay",
+                "--log-file=\(directory.appendingPathComponent("turn.log").path)", "--simple-log",
+                "--pidfile=\(directory.appendingPathComponent("pid").path)",
+                "--userdb=\(directory.appendingPathComponent("db").path)",
+            ] + (alternateIP.map { ["--listening-ip=\($0)", "--alt-listening-port=\(port + 1)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

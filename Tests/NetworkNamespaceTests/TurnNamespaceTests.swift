@@ -92,4 +92,54 @@ struct TurnNamespaceTests {
             _ = try await NATTraversalTests.waitForPath("relayed", at: joiner, within: 5)
         }
     }
+
+    /// Runs `huddle doctor --json` in `namespace` against the lab's coturn; returns the `doctor` object.
+    static func doctor(in namespace: String, cluster: HuddleCluster) async throws -> [String: Any] {
+        let process = try cluster.start(
+            "doctor", ["doctor", "--json", "--stun", "\(turnIP):\(turnPort)", "--turn", turn], namespace: namespace)
+        _ = try await process.waitForExit(within: 10)
+        let line = try #require(process.stdoutLines.first { $0.contains("\"doctor\"") }, "\(process.stdoutLines)")
+        #expect(try EventSchema.load().violations(of: line).isEmpty, "\(line)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test(
+        "huddle doctor names each home's NAT (port-restricted cone, symmetric) and a network that blocks UDP, in under 3 s",
+        .timeLimit(.minutes(2)))
+    func doctorBehindNATs() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [false, true], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        // A second address for coturn, so it answers RFC 5780's CHANGE-REQUEST and names an OTHER-ADDRESS.
+        try lab.relay.ip(["address", "add", "10.99.0.3/24", "dev", "eth0"])
+        let coturn = try Coturn(
+            namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort, alternateIP: "10.99.0.3")
+        defer { coturn.stop() }
+        try await withDeadline(seconds: 60) {
+            let cone = try await Self.doctor(in: lab.homes[0].name, cluster: cluster)
+            #expect(cone["mapping"] as? String == "endpoint-independent", "\(cone)\n\(coturn.log)")
+            #expect(cone["filtering"] as? String == "address-and-port-dependent", "\(cone)")
+            #expect((cone["reflexive"] as? [String])?.first?.hasPrefix("10.99.0.11:") == true, "\(cone)")
+            #expect((cone["elapsed_ms"] as? Double ?? .infinity) < 3000)
+
+            let symmetric = try await Self.doctor(in: lab.homes[1].name, cluster: cluster)
+            #expect(symmetric["mapping"] as? String == "address-and-port-dependent", "\(symmetric)")
+            #expect(symmetric["filtering"] as? String == "address-and-port-dependent", "\(symmetric)")
+            #expect((symmetric["elapsed_ms"] as? Double ?? .infinity) < 3000)
+
+            // The cone home now drops all outbound UDP: no STUN answer, TURN over TCP only.
+            try lab.homes[0].nft(["add", "table", "inet", "office"])
+            try lab.homes[0].nft(["add", "chain", "inet", "office", "out", "{ type filter hook output priority 0; }"])
+            try lab.homes[0].nft(["add", "rule", "inet", "office", "out", "meta", "l4proto", "udp", "drop"])
+            let blocked = try await Self.doctor(in: lab.homes[0].name, cluster: cluster)
+            #expect((blocked["reflexive"] as? [String])?.isEmpty == true, "\(blocked)")
+            let turn = try #require(blocked["turn"] as? [[String: Any]])
+            #expect(turn.first { $0["transport"] as? String == "udp" }?["relayed"] is NSNull, "\(turn)")
+            #expect(turn.first { $0["transport"] as? String == "tcp" }?["relayed"] is String, "\(turn)")
+            #expect((blocked["elapsed_ms"] as? Double ?? .infinity) < 3000)
+        }
+    }
 }
