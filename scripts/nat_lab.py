@@ -76,7 +76,7 @@ TURN_IP = "10.99.0.2"
 TURN = f"ada:secret@{TURN_IP}:443"
 CONNECT_WINDOW = 30.0  # seconds from the host's start
 SETTLE = 6.0  # seconds after the last join before the final /peers
-POLL = 0.2  # seconds between /peers at one member
+POLL = 0.1  # seconds between /peers at one member
 STOP_GRACE = 5.0
 
 
@@ -380,11 +380,17 @@ class Member(Proc):
         self.send_on_joined = None
         self.roster_line_sent = False
         self.polls_sent = 0
+        self.answers = 0  # `peers` events
+        self.heard = {}  # sender name -> time of its first `message` here
         self.last_poll = 0.0
         self.on_event = self._event
 
     def _event(self, _proc, at, event):
         kind = event.get("event")
+        if kind == "peers":
+            self.answers += 1
+        elif kind == "message":
+            self.heard.setdefault(event.get("name"), at)
         if kind == "joined" and self.joined_at is None:
             self.joined_at = at
             for other in event.get("participants") or []:
@@ -557,7 +563,7 @@ def run_cell(cell, options, index, run_dir):
                     member.roster_line_sent = True
                     member.send(f"hello from {member.name}")
                 if now < poll_until[0] and now - member.last_poll >= POLL and (
-                        member.count("peers") >= member.polls_sent or now - member.last_poll > 1.0):
+                        member.answers >= member.polls_sent or now - member.last_poll > 1.0):
                     member.last_poll = now
                     member.polls_sent += 1
                     member.send("/peers")
@@ -608,8 +614,7 @@ def run_cell(cell, options, index, run_dir):
             if len(members) < size:
                 return False
             for member in members:
-                heard = {event.get("name") for at, event in member.snapshot()
-                         if event.get("event") == "message" and at <= connect_deadline}
+                heard = {sender for sender, at in list(member.heard.items()) if at <= connect_deadline}
                 if len(heard & {m.name for m in members if m is not member}) < size - 1:
                     return False
             return True
@@ -620,18 +625,20 @@ def run_cell(cell, options, index, run_dir):
         final_deadline = time.monotonic() + 3
         for member in members:
             if member.running() and member.joined_at is not None:
-                wait_until(lambda: member.count("peers") >= member.polls_sent, final_deadline)
-                member.final_index = len(member.snapshot())
+                wait_until(lambda: member.answers >= member.polls_sent, final_deadline)
+                member.final_poll = True
                 member.polls_sent += 1
                 member.send("/peers")
         for member in members:
-            if hasattr(member, "final_index"):
-                wait_until(lambda: member.count("peers") >= member.polls_sent, final_deadline)
+            if getattr(member, "final_poll", False):
+                wait_until(lambda: member.answers >= member.polls_sent, final_deadline)
         result["connected"] = all_joined and len(members) == size and heard_all()
         result["ran_s"] = round(time.monotonic() - t0, 2)
+        dump_routers(topology, directory)
     except LabError as error:
         result["notes"].append(f"lab error: {error}")
     finally:
+        result["stopping_at"] = time.monotonic()
         killed = stop_all([m for m in members])
         if killed:
             result["notes"].append("killed after 5 s: " + ", ".join(killed))
@@ -651,9 +658,22 @@ def run_cell(cell, options, index, run_dir):
     return result
 
 
+def dump_routers(topology, directory):
+    """Every router's conntrack table and nft ruleset (with the restricted set's contents), for the evidence."""
+    with open(os.path.join(directory, "routers.txt"), "w") as out:
+        for ns in topology.rulesets:
+            out.write(f"### {ns}\n")
+            for argv in (["conntrack", "-L"], ["nft", "list", "ruleset"]):
+                try:
+                    done = run(["ip", "netns", "exec", ns, *argv], check=False, timeout=5)
+                    out.write(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}\n")
+                except (subprocess.TimeoutExpired, OSError) as error:
+                    out.write(f"$ {' '.join(argv)}: {error}\n")
+
+
 def analyse(cell, result, members, relay, directory):
-    by_name = {m.name: m for m in members}
-    events = {m.name: m.snapshot() for m in members}
+    stopping_at = result.pop("stopping_at", None) or float("inf")
+    events = {m.name: [(at, e) for at, e in m.snapshot() if at < stopping_at] for m in members}
     clock0 = members[0].clock0 if members else 0
     for member in members:
         info = {
@@ -741,16 +761,177 @@ def analyse(cell, result, members, relay, directory):
         for trouble in info["trouble"]:
             if trouble.get("event") != "participant-unresponsive":
                 result["notes"].append(f"{member.name}: {trouble.get('event')} {trouble.get('name') or trouble.get('code') or ''}".strip())
-    # A merged timeline for reading a cell afterwards.
+    # A merged timeline for reading a cell afterwards (the shutdown included).
     with open(os.path.join(directory, "timeline.txt"), "w") as timeline:
         lines = []
         for member in members:
-            for at, event in events[member.name]:
+            for at, event in member.snapshot():
                 if event.get("event") in ("peer", "peers"):
                     continue
                 lines.append((at, f"{at - clock0:9.3f} {member.name:3} {json.dumps(event, sort_keys=True)}"))
         for _, line in sorted(lines):
             timeline.write(line + "\n")
+
+
+# --- NAT emulation check (plain UDP, no huddle) -------------------------------------------------------------------
+
+# Binds every address given, waits (up to 4 s) for a probe on the first, prints where it came from, then sends a
+# datagram labelled with its own address to that source from every socket (3 times, 50 ms apart).
+SERVER_PROBE = r"""
+import json, select, socket, sys, time
+socks = []
+for spec in sys.argv[1:]:
+    host, port = spec.rsplit(":", 1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((host, int(port)))
+    socks.append((spec, sock))
+ready, _, _ = select.select([socks[0][1]], [], [], 4)
+if not ready:
+    print(json.dumps({"seen": None}), flush=True)
+    sys.exit(0)
+_, source = socks[0][1].recvfrom(2048)
+print(json.dumps({"seen": "%s:%d" % source}), flush=True)
+for _ in range(3):
+    for spec, sock in socks:
+        sock.sendto(spec.encode(), source)
+    time.sleep(0.05)
+"""
+
+# Binds HOST:PORT, sends a probe to each target (3 times, 50 ms apart), then for LISTEN seconds prints the label and
+# source of every datagram that arrives.
+HOME_PROBE = r"""
+import json, socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+listen = float(sys.argv[2])
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.bind((host, int(port)))
+for _ in range(3):
+    for target in sys.argv[3:]:
+        thost, tport = target.rsplit(":", 1)
+        try:
+            sock.sendto(b"probe", (thost, int(tport)))
+        except OSError as error:
+            print(json.dumps({"send_error": str(error)}), flush=True)
+    time.sleep(0.05)
+heard = {}
+end = time.monotonic() + listen
+while time.monotonic() < end:
+    sock.settimeout(max(0.01, end - time.monotonic()))
+    try:
+        data, source = sock.recvfrom(2048)
+    except OSError:
+        continue
+    heard[data.decode(errors="replace")] = "%s:%d" % source
+print(json.dumps({"heard": heard}), flush=True)
+"""
+
+
+def probe_proc(ns, script, args):
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", script, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+
+
+def probe_output(proc, timeout=10):
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+
+def check_kind(kind, tag):
+    """Mapping and filtering of one kind, seen from two servers (10.99.0.1, 10.99.0.2) and a third address
+    (10.99.0.3) the home never sent to."""
+    topology = Topology(tag)
+    servers = []
+    try:
+        topology.build_public()
+        topology.ip(topology.turn, "address", "add", "10.99.0.3/24", "dev", "eth0")
+        home, home_ip = topology.add_home(0, kind)
+        s1 = probe_proc(topology.relay, SERVER_PROBE, ["10.99.0.1:4001", "10.99.0.1:4002"])
+        s2 = probe_proc(topology.turn, SERVER_PROBE, ["10.99.0.2:4001", "10.99.0.3:4001"])
+        servers = [s1, s2]
+        time.sleep(0.3)
+        home_proc = probe_proc(home, HOME_PROBE, [f"{home_ip}:{PORT}", "1.5", "10.99.0.1:4001", "10.99.0.2:4001"])
+        servers.append(home_proc)
+        seen1, seen2, heard = probe_output(s1), probe_output(s2), probe_output(home_proc).get("heard", {})
+    finally:
+        for proc in servers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        topology.delete()
+    port1 = (seen1.get("seen") or ":").rsplit(":", 1)[1]
+    port2 = (seen2.get("seen") or ":").rsplit(":", 1)[1]
+    if not port1 or not port2:
+        mapping = "no UDP leaves"
+    elif port1 == port2:
+        mapping = f"endpoint-independent (port {port1})"
+    else:
+        mapping = f"address/port-dependent (ports {port1}, {port2})"
+    if not heard and mapping == "no UDP leaves":
+        filtering = "-"
+    elif "10.99.0.3:4001" in heard:
+        filtering = "endpoint-independent"
+    elif "10.99.0.1:4002" in heard:
+        filtering = "address-dependent"
+    elif "10.99.0.1:4001" in heard:
+        filtering = "address-and-port-dependent"
+    else:
+        filtering = "nothing comes back"
+    return {"kind": kind, "seen_by_10.99.0.1": seen1.get("seen"), "seen_by_10.99.0.2": seen2.get("seen"),
+            "heard_from": sorted(heard), "mapping": mapping, "filtering": filtering}
+
+
+def check_hairpin(tag):
+    """Two homes behind one router: does a datagram to the other's public mapping come back in (hairpinning)?"""
+    topology = Topology(tag)
+    procs = []
+    try:
+        topology.build_public()
+        (h0, ip0), (h1, ip1) = topology.add_hairpin(2)
+        s1 = probe_proc(topology.relay, SERVER_PROBE, ["10.99.0.1:4001"])
+        procs.append(s1)
+        time.sleep(0.3)
+        listener = probe_proc(h1, HOME_PROBE, [f"{ip1}:{PORT}", "2.5", "10.99.0.1:4001"])
+        procs.append(listener)
+        seen = probe_output(s1).get("seen")
+        sender = None
+        if seen:
+            sender = probe_proc(h0, HOME_PROBE, [f"{ip0}:{PORT}", "0.5", seen])
+            procs.append(sender)
+            probe_output(sender)
+        heard = probe_output(listener).get("heard", {})
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        topology.delete()
+    hairpinned = "probe" in heard
+    return {"kind": "hairpin", "mapping_of_a1": seen, "heard_from": sorted(heard),
+            "mapping": f"a1 mapped to {seen}",
+            "filtering": ("a0's datagram to that mapping reached a1 from " + heard["probe"]) if hairpinned
+            else "a0's datagram to a1's public mapping did not reach a1 (no hairpinning)"}
+
+
+def nat_check():
+    rows = []
+    for index, kind in enumerate(KINDS):
+        rows.append(check_kind(kind, f"chk{index}"))
+    rows.append(check_hairpin("chkhp"))
+    return rows
+
+
+def nat_check_table(rows):
+    lines = ["| kind | mapping (ports seen by 10.99.0.1 and 10.99.0.2) | filtering | replies heard from |",
+             "| --- | --- | --- | --- |"]
+    for row in rows:
+        lines.append(f"| {row['kind']} | {row['mapping']} | {row['filtering']} | "
+                     f"{', '.join(row['heard_from']) or '-'} |")
+    return "\n".join(lines)
 
 
 # --- report -------------------------------------------------------------------------------------------------------
@@ -845,6 +1026,8 @@ def main():
     parser.add_argument("--run-dir", default=None, help="logs (default /tmp/natlab/runs/TIMESTAMP)")
     parser.add_argument("--identity-dir", default="/tmp/natlab/ids")
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument("--no-nat-check", action="store_true",
+                        help="skip the plain-UDP check of each NAT kind's mapping and filtering")
     options = parser.parse_args()
     try:
         sizes = [int(s) for s in options.sizes.split(",") if s]
@@ -887,8 +1070,14 @@ def main():
     began = time.monotonic()
     started_at = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     results = []
+    checks = []
     status = 0
     try:
+        if not options.no_nat_check:
+            checks = nat_check()
+            for row in checks:
+                print(f"nat_lab: check {row['kind']:16} mapping: {row['mapping']}; filtering: {row['filtering']}",
+                      file=sys.stderr, flush=True)
         for index, cell in enumerate(cells):
             result = run_cell(cell, options, index, run_dir)
             results.append(result)
@@ -906,6 +1095,10 @@ def main():
     shared = any(building for _, _, building in samples)
     loads = [load for _, load, _ in samples]
     print(f"## NAT lab: {len(results)} cells, {elapsed:.0f} s, started {started_at}\n")
+    if checks:
+        print("NAT emulation check (plain UDP from 192.168.11.2:7000, no huddle):\n")
+        print(nat_check_table(checks))
+        print()
     print(table(results))
     print()
     print(summary(results))
@@ -916,7 +1109,7 @@ def main():
     if options.json_out:
         with open(options.json_out, "w") as out:
             json.dump({"started": started_at, "seconds": round(elapsed, 1), "huddle": options.huddle,
-                       "cells": results, "load_samples": samples, "summary": summary(results).splitlines()},
+                       "nat_check": checks, "cells": results, "load_samples": samples, "summary": summary(results).splitlines()},
                       out, indent=1, default=str)
     if not options.keep_logs and status == 0 and all(r["connected"] for r in results):
         shutil.rmtree(run_dir, ignore_errors=True)

@@ -52,8 +52,8 @@ extension GroupSession {
             }
             return (hints ?? [], endpoint.relays(now: now).map(\.address))
         }
-        let members = hints.compactMap { hint in
-            hint.addresses.first.map { Invitation.Member(staticKey: hint.staticKey, address: $0) }
+        let members = hints.filter { !$0.addresses.isEmpty }.map { hint in
+            Invitation.Member(staticKey: hint.staticKey, addresses: hint.addresses)
         }
         return Invitation(
             session: context.id, secret: secret, expiresAt: expiresAt,

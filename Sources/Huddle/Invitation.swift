@@ -13,11 +13,13 @@ import HuddleSession
 /// Format (docs/PROTOCOL.md §8.1): `huddle:` followed by unpadded base64url of: version (1 byte: 1, 2 when the
 /// ticket names relays, 3 when it names TURN servers), session id (16), invitation secret (32), expiry (u64
 /// little-endian, seconds since 1970), inviter signing key (32), inviter name (1-byte length, at most 64 UTF-8 bytes),
-/// member count (1 byte, 1-8), then per member its Noise key (32), address family (4 or 6), address (4 or 16 bytes)
-/// and port (u16 little-endian); in version 2 a relay count (1 byte, 1-4; 0-4 in version 3) and per relay its
-/// family, address and port; in version 3 a TURN server count (1 byte, 1-4) and per server its transport (0 UDP, 1
-/// TCP), family, address, port, username and password (each a 1-byte length, at most 128 UTF-8 bytes); then the
-/// first 4 bytes of BLAKE2b-256 over everything before.
+/// member count (1 byte, 1-8), then per member its Noise key (32), in version 3 an address count (1 byte, 1-4), and
+/// each address as family (4 or 6), address (4 or 16 bytes) and port (u16 little-endian; versions 1 and 2 carry
+/// one); in versions 2 and 3 a relay count (1 byte, 1-4; 0-4 in version 3) and per relay its family, address and
+/// port; in version 3 a TURN server count (1 byte, 0-4) and per server its transport (0 UDP, 1 TCP), family,
+/// address, port, username and password (each a 1-byte length, at most 128 UTF-8 bytes); then the first 4 bytes of
+/// BLAKE2b-256 over everything before. Version 3 is written when a member has several addresses or TURN servers are
+/// shared; a ticket is at most ``maxTicketLength`` characters.
 ///
 /// Treat a ticket like a password until it expires: whoever holds it can join, and use the TURN credentials it
 /// carries.
@@ -29,6 +31,12 @@ public struct Invitation: Sendable, CustomStringConvertible {
     public static let version: UInt8 = 3
     /// The longest TURN username or password a ticket carries, in UTF-8 bytes.
     public static let maxTurnCredentialBytes = 128
+    /// The most addresses a ticket names for one member (its first ones, best first).
+    public static let maxAddressesPerMember = 4
+    /// The longest ticket text: 8 members with 4 IPv6 addresses each, 4 IPv6 relays, 4 TURN servers with the
+    /// longest credentials and a 64-byte name. A member with a LAN and a public IPv4 address makes a ticket of about
+    /// 160 characters.
+    public static let maxTicketLength = 2_969
     /// The most members a ticket names.
     public static let maxMembers = 8
     static let checksumLength = 4
@@ -37,8 +45,24 @@ public struct Invitation: Sendable, CustomStringConvertible {
     public struct Member: Sendable, Hashable {
         /// Its Noise static key.
         public var staticKey: X25519PublicKey
-        /// Where it listens.
-        public var address: NetworkAddress
+        /// Where it listens, best first (1 to ``Invitation/maxAddressesPerMember``): a joiner dials the first at once
+        /// and the others a quarter second later, and stays on whichever answers.
+        public var addresses: [NetworkAddress]
+
+        /// Where it listens first.
+        public var address: NetworkAddress { addresses[0] }
+
+        /// A member at `addresses` (the first ``Invitation/maxAddressesPerMember`` are kept; at least one).
+        init(staticKey: X25519PublicKey, addresses: [NetworkAddress]) {
+            precondition(!addresses.isEmpty, "a ticket names a member at one address at least")
+            self.staticKey = staticKey
+            self.addresses = Array(addresses.prefix(Invitation.maxAddressesPerMember))
+        }
+
+        /// A member at one address.
+        init(staticKey: X25519PublicKey, address: NetworkAddress) {
+            self.init(staticKey: staticKey, addresses: [address])
+        }
     }
 
     /// The session the ticket is for.
@@ -91,7 +115,9 @@ public struct Invitation: Sendable, CustomStringConvertible {
 
     /// The ticket text.
     public var ticket: String {
-        var payload: [UInt8] = [!turnServers.isEmpty ? 3 : relays.isEmpty ? 1 : 2]
+        let version: UInt8 =
+            !turnServers.isEmpty || members.contains { $0.addresses.count > 1 } ? 3 : relays.isEmpty ? 1 : 2
+        var payload: [UInt8] = [version]
         payload += session.bytes
         payload += secret.copyToArray()
         let expiry = UInt64(max(0, expiresAt.timeIntervalSince1970.rounded(.down)))
@@ -105,13 +131,14 @@ public struct Invitation: Sendable, CustomStringConvertible {
         payload.append(UInt8(members.count))
         for member in members {
             payload += member.staticKey.bytes
-            Self.append(member.address, to: &payload)
+            if version == 3 { payload.append(UInt8(member.addresses.count)) }
+            for address in version == 3 ? member.addresses : [member.address] { Self.append(address, to: &payload) }
         }
-        if !relays.isEmpty || !turnServers.isEmpty {
+        if version >= 2 {
             payload.append(UInt8(relays.count))
             for relay in relays { Self.append(relay, to: &payload) }
         }
-        if !turnServers.isEmpty {
+        if version == 3 {
             payload.append(UInt8(turnServers.count))
             for server in turnServers {
                 payload.append(server.transport == .udp ? 0 : 1)
@@ -170,7 +197,11 @@ public struct Invitation: Sendable, CustomStringConvertible {
         var members: [Member] = []
         for _ in 0..<count {
             guard let key = try? X25519PublicKey(bytes: try reader.bytes(32)) else { throw .truncated }
-            members.append(Member(staticKey: key, address: try reader.address()))
+            let addressCount = version == 3 ? Int(try reader.byte()) : 1
+            guard (1...Self.maxAddressesPerMember).contains(addressCount) else { throw .invalidAddress }
+            var addresses: [NetworkAddress] = []
+            for _ in 0..<addressCount { addresses.append(try reader.address()) }
+            members.append(Member(staticKey: key, addresses: addresses))
         }
         var relays: [NetworkAddress] = []
         if version >= 2 {
@@ -184,7 +215,7 @@ public struct Invitation: Sendable, CustomStringConvertible {
         var turnServers: [TurnServer] = []
         if version >= 3 {
             let count = Int(try reader.byte())
-            guard count >= 1, count <= ProtocolLimits.maxTurnServers else { throw .invalidTurnServer }
+            guard count <= ProtocolLimits.maxTurnServers else { throw .invalidTurnServer }
             for _ in 0..<count {
                 let transport: TurnTransport
                 switch try reader.byte() {

@@ -20,7 +20,7 @@ public enum InvitationError: Error, Hashable, Sendable, CustomStringConvertible 
     case invalidAddress
     /// Bytes follow the last field.
     case trailingBytes
-    /// A TURN server entry (version 3) has an unknown transport, a count outside 1-4, or a username or password
+    /// A TURN server entry (version 3) has an unknown transport, a count above 4, or a username or password
     /// longer than ``Invitation/maxTurnCredentialBytes`` or not UTF-8.
     case invalidTurnServer
 

@@ -194,7 +194,7 @@ actor SessionEngine {
             do {
                 membership = try SessionMembership(
                     joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
-                    members: invitation.members.map { (staticKey: $0.staticKey, addresses: [$0.address]) })
+                    members: invitation.members.map { (staticKey: $0.staticKey, addresses: $0.addresses) })
             } catch {
                 throw .joinFailed(.invitationUnusable)
             }

@@ -82,21 +82,72 @@ struct InvitationTests {
             payload += BLAKE2b.hash(payload, outputLength: 32).prefix(Invitation.checksumLength)
             return Invitation.prefix + Invitation.base64URL(payload)
         }
-        // The TURN list follows the member (1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32 + 1 + 4 + 2 bytes) and an empty
-        // relay list (1).
-        let count = 1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32 + 1 + 4 + 2 + 1
+        // The TURN list follows the member (1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32, an address count of 1, and
+        // 1 + 4 + 2 bytes of address) and an empty relay list (1).
+        let count = 1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32 + 1 + 1 + 4 + 2 + 1
         #expect(try Invitation(parsing: ticket { _ in }).turnServers == [Self.turnServers[0]])
-        #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count] = 0 }) }
         #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count] = 5 }) }
+        // An address count of 0 or 5 for the member.
+        let addressCount = 1 + 16 + 32 + 8 + 32 + 1 + 3 + 1 + 32
+        #expect(throws: InvitationError.invalidAddress) { try Invitation(parsing: ticket { $0[addressCount] = 0 }) }
+        #expect(throws: InvitationError.invalidAddress) { try Invitation(parsing: ticket { $0[addressCount] = 5 }) }
         #expect(throws: InvitationError.invalidTurnServer) { try Invitation(parsing: ticket { $0[count + 1] = 2 }) }
-        // The username's length byte follows transport, family, address and port.
+        // The username's length byte follows the count, transport, family, address and port.
         #expect(throws: InvitationError.invalidTurnServer) {
-            try Invitation(parsing: ticket { $0[count + 1 + 1 + 4 + 2] = 129 })
+            try Invitation(parsing: ticket { $0[count + 1 + 1 + 1 + 4 + 2] = 129 })
         }
         // Version 2 still needs at least one relay; version 3 may have none.
         #expect(throws: InvitationError.invalidAddress) {
             try Invitation(parsing: ticket { $0[0] = 2 })
         }
+    }
+
+    @Test("A member at several addresses makes a version 3 ticket naming up to four of them, best first")
+    func memberAddresses() throws {
+        var random = ChaChaRandomGenerator(seed: 6)
+        let addresses = [
+            NetworkAddress(ipv4: 192, 168, 1, 20, port: 7000), NetworkAddress(ipv4: 198, 51, 100, 9, port: 7000),
+            NetworkAddress(ipv6: [0x20, 0x01] + [UInt8](repeating: 0, count: 13) + [5], port: 7000)!,
+            NetworkAddress(ipv4: 10, 0, 0, 1, port: 7000), NetworkAddress(ipv4: 10, 0, 0, 2, port: 7000),
+        ]
+        let member = Invitation.Member(
+            staticKey: Identity(using: &random).agreementKey.publicKey, addresses: addresses)
+        #expect(member.addresses == Array(addresses.prefix(4)))
+        let original = Invitation(
+            session: SessionID(bytes: [UInt8](0..<16))!, secret: SecureBytes(count: 32, using: &random),
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+            inviterSigningKey: Identity(using: &random).publicIdentity.signingKey, inviterName: "ada",
+            members: [member])
+        let parsed = try Invitation(parsing: original.ticket)
+        #expect(parsed.members == [member])
+        #expect(parsed.members[0].address == addresses[0])
+        #expect(try Invitation.decodeBase64URL(String(original.ticket.dropFirst(7)))[0] == 3)
+    }
+
+    @Test(
+        "The largest ticket (8 members at 4 IPv6 addresses, 4 relays, 4 TURN servers, longest texts) is maxTicketLength"
+    )
+    func largestTicket() throws {
+        var random = ChaChaRandomGenerator(seed: 7)
+        let ipv6 = { (last: UInt8) in
+            NetworkAddress(ipv6: [0x20, 0x01] + [UInt8](repeating: 0, count: 13) + [last], port: 7000)!
+        }
+        let members = (0..<8).map { index in
+            Invitation.Member(
+                staticKey: Identity(using: &random).agreementKey.publicKey,
+                addresses: (0..<4).map { ipv6(UInt8(index * 4 + $0)) })
+        }
+        let long = String(repeating: "x", count: Invitation.maxTurnCredentialBytes)
+        let largest = Invitation(
+            session: SessionID(bytes: [UInt8](0..<16))!, secret: SecureBytes(count: 32, using: &random),
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+            inviterSigningKey: Identity(using: &random).publicIdentity.signingKey,
+            inviterName: String(repeating: "n", count: 64), members: members, relays: (0..<4).map { ipv6(100 + $0) },
+            turnServers: (0..<4).map {
+                TurnServer(address: ipv6(200 + $0), credentials: TurnCredentials(username: long, password: long))
+            })
+        #expect(largest.ticket.count == Invitation.maxTicketLength)
+        #expect(try Invitation(parsing: largest.ticket).members == members)
     }
 
     @Test("A ticket round-trips every field and keeps its text form")

@@ -189,3 +189,36 @@ struct NewcomerTests {
         #expect(told.advertisedAddresses == [NetworkAddress(ipv4: 127, 0, 0, 2, port: told.localAddress.port)])
     }
 }
+
+@Suite("Tickets name every address a member has")
+struct TicketAddressTests {
+    @Test(
+        "A host advertised first at an address nobody reaches is joined at its second, which the ticket names too",
+        .timeLimit(.minutes(1)))
+    func secondAddressJoins() async throws {
+        var random = ChaChaRandomGenerator(seed: 61)
+        var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "host")
+        // TEST-NET-1 (RFC 5737) first: a LAN address elsewhere, a stale public address. Port 0: the bound port.
+        configuration.advertisedAddresses = [
+            NetworkAddress(ipv4: 192, 0, 2, 1, port: 0), NetworkAddress(ipv4: 127, 0, 0, 1, port: 0),
+        ]
+        let host = try await HuddleNode.start(configuration)
+        let guest = try await startNode("guest", seed: 62)
+        defer { Task { for node in [host, guest] { await node.shutdown() } } }
+        let session = try await host.activate(DrawTogether(canvas: "addresses"))
+        try await session.join()
+        let invitation = try Invitation(parsing: try await session.makeInvitation().ticket)
+        let port = host.localAddress.port
+        #expect(
+            invitation.members.first?.addresses == [
+                NetworkAddress(ipv4: 192, 0, 2, 1, port: port), NetworkAddress(ipv4: 127, 0, 0, 1, port: port),
+            ])
+        let started = ContinuousClock.now
+        let joined = try await withTimeout(20, "the guest joins") {
+            try await guest.join(invitation, as: DrawTogether.self)
+        }
+        #expect(joined.state == .joined)
+        // The second address is dialled a quarter second after the first (RFC 8305's stagger), not after a timeout.
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+}

@@ -17,10 +17,10 @@ struct TicketsVectorTests {
     static let invalid: CaseFilter = { $0.has("error") }
     static let reparsed: CaseFilter = { $0.has("fields") && !$0.has("bytes") }
 
-    @Test("Every case of tickets.json is checked (26 cases)")
+    @Test("Every case of tickets.json is checked (28 cases)")
     func coverage() throws {
         try expectCoverage(
-            of: Self.file, count: 26,
+            of: Self.file, count: 28,
             groups: [("valid", Self.valid), ("invalid", Self.invalid), ("trimmed", Self.reparsed)])
     }
 
@@ -94,6 +94,10 @@ func ticketJSON(_ invitation: Invitation, text: String) throws -> JSON {
     let members: [JSON] = invitation.members.map { member in
         guard case .object(var address) = networkAddressJSON(member.address) else { return .null }
         address["static_key"] = .hex(member.staticKey.bytes)
+        // The first address is the member's own fields; version 3 lists the others apart.
+        if member.addresses.count > 1 {
+            address["more_addresses"] = .array(member.addresses.dropFirst().map(networkAddressJSON))
+        }
         return .object(address)
     }
     var fields: [String: JSON] = [
@@ -105,7 +109,7 @@ func ticketJSON(_ invitation: Invitation, text: String) throws -> JSON {
         "members": .array(members), "relays": .array(invitation.relays.map(networkAddressJSON)),
     ]
     // Only version 3 names TURN servers, and only its vectors have the field.
-    if !invitation.turnServers.isEmpty {
+    if raw[0] == 3 {
         fields["turn_servers"] = .array(
             invitation.turnServers.map { server in
                 guard case .object(var entry) = networkAddressJSON(server.address) else { return .null }
@@ -128,7 +132,9 @@ func invitation(from fields: JSON) throws -> Invitation {
         inviterName: try fields.string("inviter_name"),
         members: try fields.array("members").map {
             Invitation.Member(
-                staticKey: try X25519PublicKey(bytes: try $0.bytes("static_key")), address: try networkAddress($0))
+                staticKey: try X25519PublicKey(bytes: try $0.bytes("static_key")),
+                addresses: [try networkAddress($0)]
+                    + (try ($0.has("more_addresses") ? $0.array("more_addresses") : []).map(networkAddress)))
         },
         relays: try fields.array("relays").map(networkAddress),
         turnServers: try (fields.has("turn_servers") ? fields.array("turn_servers") : []).map { entry in

@@ -634,11 +634,16 @@ def ticket_vectors():
          ticket_fields([(ALICE, ALICE_ADDR)], turn=[TURN_UDP, TURN_TCP])),
         ("v3_turn_and_relay", "version 3 with a relay as well",
          ticket_fields([(ALICE, ALICE_ADDR)], relays=[RELAY_ADDR], turn=[TURN_TCP])),
+        ("v3_member_addresses", "version 3: a member at a LAN, a public and an IPv6 address; no relays, no TURN",
+         ticket_fields([({**ALICE}, {**ALICE_ADDR, "more_addresses": [RELAY_ADDR, CAROL_ADDR]}), (BOB, BOB_ADDR)])),
     ]
     for name, desc, t in valid:
         text, raw = session.encode_ticket(t)
         back = session.decode_ticket(text)
-        version = 3 if t.get("turn_servers") else 2 if t["relays"] else 1
+        several = any(m.get("more_addresses") for m in t["members"])
+        version = 3 if t.get("turn_servers") or several else 2 if t["relays"] else 1
+        if version == 3:
+            t = {**t, "turn_servers": t.get("turn_servers", [])}
         assert back == {"version": version, **t}, name
         cases.append(case(name, desc, fields={"version": back["version"], **t}, bytes=raw,
                           checksum=raw[-4:], ticket=text))
@@ -650,6 +655,9 @@ def ticket_vectors():
     name_at = 1 + 16 + 32 + 8 + 32            # offset of the name length
     members_at = name_at + 1 + len(b"alice")   # offset of the member count
     addr_at = members_at + 1 + 32              # offset of the first member's family
+    # The same one-member ticket as version 3: an address count before the member's address, then an empty relay
+    # list (the TURN list follows in the cases below).
+    v3 = b"\x03" + base[1:addr_at] + b"\x01" + base[addr_at:]
     bad = [
         ("not_a_ticket", "no huddle: prefix", good[len("huddle:"):], "notATicket"),
         ("bad_encoding", "a character outside base64url", good[:20] + "+" + good[21:], "badEncoding"),
@@ -674,14 +682,16 @@ def ticket_vectors():
         ("invalid_relay_count", "version 2 with relay count 0",
          raw_ticket(b"\x02" + base[1:] + b"\x00"), "invalidAddress"),
         ("trailing_bytes", "a byte after the last member", raw_ticket(base + b"\x00"), "trailingBytes"),
-        ("invalid_turn_count", "version 3, no relays, TURN server count 0",
-         raw_ticket(b"\x03" + base[1:] + b"\x00\x00"), "invalidTurnServer"),
+        ("invalid_turn_count", "version 3, no relays, TURN server count 5",
+         raw_ticket(v3 + b"\x00\x05"), "invalidTurnServer"),
         ("invalid_turn_transport", "version 3, a TURN server with transport 2",
-         raw_ticket(b"\x03" + base[1:] + b"\x00\x01\x02" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
+         raw_ticket(v3 + b"\x00\x01\x02" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
                     + b"\x01a\x01b"), "invalidTurnServer"),
         ("invalid_turn_credential_length", "version 3, a TURN username of 129 bytes",
-         raw_ticket(b"\x03" + base[1:] + b"\x00\x01\x00" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
+         raw_ticket(v3 + b"\x00\x01\x00" + session.record_address(4, bytes([10, 0, 0, 1]), 3478)
                     + b"\x81" + b"u" * 129 + b"\x01b"), "invalidTurnServer"),
+        ("invalid_member_address_count", "version 3, a member with address count 0",
+         raw_ticket(b"\x03" + base[1:addr_at] + b"\x00"), "invalidAddress"),
     ]
     for name, desc, text, kind in bad:
         if text is None:   # flip a byte of the session id inside the base64 text, keep the checksum

@@ -48,12 +48,18 @@ class TicketError(Exception):
 def ticket_body(t):
     """The bytes before the checksum. `t` holds the decoded fields (see decode_ticket)."""
     turn = t.get("turn_servers", [])
-    version = 3 if turn else 2 if t["relays"] else 1
+    several = any(len(m.get("more_addresses", [])) > 0 for m in t["members"])
+    version = 3 if turn or several else 2 if t["relays"] else 1
     name = t["inviter_name"].encode("utf-8")
     out = (u8(version) + t["session_id"] + t["invitation_secret"] + u64le(t["expiry"])
            + t["inviter_signing_key"] + u8(len(name)) + name + u8(len(t["members"])))
     for m in t["members"]:
-        out += m["static_key"] + record_address(m["family"], m["ip"], m["port"])
+        out += m["static_key"]
+        # A member's first address sits in the member's own fields; version 3 adds a count and the others.
+        addresses = [m] + m.get("more_addresses", [])
+        if version == 3:
+            out += u8(len(addresses))
+        out += b"".join(record_address(a["family"], a["ip"], a["port"]) for a in addresses)
     if version >= 2:   # version 3 carries the relay count even when it is 0
         out += u8(len(t["relays"])) + b"".join(record_address(r["family"], r["ip"], r["port"])
                                                 for r in t["relays"])
@@ -113,7 +119,17 @@ def decode_ticket(text):
         raise TicketError("noMembers")
     if count > 8:
         raise TicketError("tooManyMembers")
-    t["members"] = [{"static_key": r.take(32), **r.address()} for _ in range(count)]
+    t["members"] = []
+    for _ in range(count):
+        key = r.take(32)
+        n = r.u8() if version == 3 else 1
+        if not 1 <= n <= 4:
+            raise TicketError("invalidAddress")
+        addresses = [r.address() for _ in range(n)]
+        member = {"static_key": key, **addresses[0]}
+        if n > 1:
+            member["more_addresses"] = addresses[1:]
+        t["members"].append(member)
     t["relays"] = []
     if version >= 2:
         count = r.u8()
@@ -122,7 +138,7 @@ def decode_ticket(text):
         t["relays"] = [r.address() for _ in range(count)]
     if version == 3:
         count = r.u8()
-        if not 1 <= count <= 4:
+        if count > 4:
             raise TicketError("invalidTurnServer")
         t["turn_servers"] = []
         for _ in range(count):
