@@ -74,6 +74,7 @@ PORT = 7000
 RELAY = "10.99.0.1:3478"
 TURN_IP = "10.99.0.2"
 TURN = f"ada:secret@{TURN_IP}:443"
+CORE = "10.99.0.254"  # the default gateway of the public side (see Topology)
 CONNECT_WINDOW = 30.0  # seconds from the host's start
 SETTLE = 6.0  # seconds after the last join before the final /peers
 POLL = 0.1  # seconds between /peers at one member
@@ -154,8 +155,12 @@ def nat_rules(kind, wan_ip, home_ip):
 
 
 class Topology:
-    def __init__(self, tag):
+    def __init__(self, tag, default_routes=True):
         self.tag = tag
+        # The "internet core": 10.99.0.254 on the bridge, a default route there from every public host and router,
+        # and a blackhole default route behind it, so a datagram to an address nobody routes (a peer's private
+        # address) is dropped silently, as upstream routers do, instead of failing at sendto with ENETUNREACH.
+        self.default_routes = default_routes
         self.namespaces = []
         self.rulesets = {}  # namespace -> nft ruleset text (for the report)
 
@@ -196,6 +201,7 @@ class Topology:
         ns = self.ns(short)
         if wan_peer is None:
             self.on_bridge(ns, "wan", short, wan_cidr)
+            self.core_route(ns)
         else:
             self.veth(ns, "wan", wan_peer, "lan")
             self.address(ns, "wan", wan_cidr)
@@ -209,10 +215,20 @@ class Topology:
         self.public = self.ns("pub")
         self.ip(self.public, "link", "add", "br0", "type", "bridge")
         self.ip(self.public, "link", "set", "br0", "up")
+        if self.default_routes:
+            self.ip(self.public, "address", "add", f"{CORE}/24", "dev", "br0")
+            self.exec(self.public, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+            self.ip(self.public, "route", "add", "blackhole", "default")
         self.relay = self.ns("relay")
         self.on_bridge(self.relay, "eth0", "relay", "10.99.0.1/24")
         self.turn = self.ns("turn")
         self.on_bridge(self.turn, "eth0", "turn", f"{TURN_IP}/24")
+        for ns in (self.relay, self.turn):
+            self.core_route(ns)
+
+    def core_route(self, ns):
+        if self.default_routes:
+            self.ip(ns, "route", "add", "default", "via", CORE)
 
     def add_home(self, index, kind):
         """Member `index`'s home behind a router of `kind`; returns (home namespace, home IP)."""
@@ -221,6 +237,7 @@ class Topology:
         if kind == "cgnat":
             carrier = self.ns(f"c{index}")
             self.on_bridge(carrier, "wan", f"c{index}", f"10.99.0.{octet}/24")
+            self.core_route(carrier)
             self.exec(carrier, "sysctl", "-qw", "net.ipv4.ip_forward=1")
             self.nft(carrier, nat_rules("port-restricted", f"10.99.0.{octet}", None))
             router = self.router(f"r{index}", "port-restricted", f"100.64.{octet}.2/24", None, home_ip,
@@ -512,7 +529,7 @@ def run_cell(cell, options, index, run_dir):
     result = {"cell": name, "side_a": cell["a"], "side_b": cell["b"], "size": cell["size"], "connected": False,
               "join_s": None, "first_message_s": None, "path_end": None, "median_direct_s": None, "pairs": [],
               "members": {}, "notes": [], "log_dir": directory}
-    topology = Topology(f"{index}")
+    topology = Topology(f"{index}", default_routes=not options.no_default_routes)
     procs = []
     members = []
     relay = None
@@ -535,7 +552,7 @@ def run_cell(cell, options, index, run_dir):
             ["turnserver", "-n", f"--listening-ip={TURN_IP}", "--listening-port=443", f"--relay-ip={TURN_IP}",
              "--lt-cred-mech", "--user=ada:secret", "--realm=huddle.test", "--no-tls", "--no-dtls", "--no-cli",
              "--no-tcp-relay", f"--log-file={directory}/turn.log", "--simple-log", f"--pidfile={directory}/turn.pid",
-             f"--userdb={directory}/turn.db"],
+             f"--userdb={directory}/turn.db"] + (["--verbose"] if options.coturn_verbose else []),
             {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, directory, clock0)
         procs.append(coturn)
 
@@ -1026,6 +1043,10 @@ def main():
     parser.add_argument("--run-dir", default=None, help="logs (default /tmp/natlab/runs/TIMESTAMP)")
     parser.add_argument("--identity-dir", default="/tmp/natlab/ids")
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument("--no-default-routes", action="store_true",
+                        help="no default routes on the public side (as NATTraversalTests): coturn then fails to send "
+                             "to unroutable peers")
+    parser.add_argument("--coturn-verbose", action="store_true", help="coturn logs every session (--verbose)")
     parser.add_argument("--no-nat-check", action="store_true",
                         help="skip the plain-UDP check of each NAT kind's mapping and filtering")
     options = parser.parse_args()

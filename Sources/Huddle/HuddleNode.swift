@@ -64,6 +64,13 @@ public final class HuddleNode: Sendable {
         /// symmetric NAT; hole punching then moves peers that can reach it directly to a direct path). A TURN server
         /// sees which addresses this node talks to and how much, never what (every packet is sealed end to end).
         public var turnServers: [TurnServer] = []
+        /// STUN servers (RFC 8489 Binding; coturn and public STUN servers answer) the node asks, from its own socket,
+        /// where they see it, at most ``HuddleNode/maxStunServers``: their answers are reflexive addresses, offered to
+        /// peers for hole punching. When ``advertisedAddresses`` is left empty, ``HuddleNode/start(_:)`` waits up
+        /// to ``HuddleNode/stunWait`` for them and advertises them after any TURN relayed address and before the
+        /// interface addresses, so a joiner elsewhere tries the public address first (behind a NAT that keeps one
+        /// public port for every destination and lets anyone in, that reaches this node without any relay).
+        public var stunServers: [NetworkAddress] = []
         /// Whether the tickets this node writes carry ``turnServers`` with their credentials (off by default). A
         /// joiner then allocates on them too, so it gets in from a network that blocks UDP, or from behind a
         /// symmetric NAT, without a TURN server of its own. Whoever holds such a ticket can use those credentials on
@@ -119,6 +126,11 @@ public final class HuddleNode: Sendable {
 
     /// The congestion controllers a node can use (docs/PROTOCOL.md §7.5).
     public typealias CongestionControl = ConnectionConfiguration.CongestionControl
+
+    /// The most STUN servers a node asks (``Configuration/stunServers``; more are ignored).
+    public static let maxStunServers = ProtocolLimits.maxStunServers
+    /// How long ``start(_:)`` waits for the STUN servers' answers before advertising what it has.
+    public static let stunWait: Duration = .seconds(1)
 
     /// The most TURN servers a node allocates on (``Configuration/turnServers``; more are ignored).
     public static let maxTurnServers = ProtocolLimits.maxTurnServers
@@ -205,6 +217,7 @@ public final class HuddleNode: Sendable {
         endpointConfiguration.connection.duplicatedChannels = [SessionEngine.messengerDuplicatedChannel]
         endpointConfiguration.relays = configuration.relays
         endpointConfiguration.turnServers = Array(configuration.turnServers.prefix(maxTurnServers))
+        endpointConfiguration.stunServers = Array(configuration.stunServers.prefix(maxStunServers))
         let driver: UDPEndpointDriver
         do {
             driver = try await UDPEndpointDriver.bind(
@@ -218,6 +231,11 @@ public final class HuddleNode: Sendable {
             configuration.advertisedAddresses.isEmpty
             ? AdvertisedAddresses.choose(bound: bound, interfaces: AdvertisedAddresses.interfaceAddresses())
             : AdvertisedAddresses.resolving(configuration.advertisedAddresses, port: bound.port)
+        if configuration.advertisedAddresses.isEmpty, !configuration.stunServers.isEmpty {
+            let reflexive = await awaitStunAnswers(driver)
+            advertised = Array(
+                (reflexive + advertised.filter { !reflexive.contains($0) }).prefix(maxAdvertisedAddresses))
+        }
         if configuration.advertisedAddresses.isEmpty, !configuration.turnServers.isEmpty {
             let relayed = await awaitTurnAllocations(driver).compactMap(\.relayedAddress)
             advertised = Array((relayed + advertised.filter { !relayed.contains($0) }).prefix(maxAdvertisedAddresses))
@@ -440,6 +458,21 @@ public final class HuddleNode: Sendable {
             allocations = await turnAllocations(driver)
         }
         return allocations
+    }
+
+    /// Where the STUN servers see this node, once each answered or after ``stunWait``, each address once. Checked
+    /// every 10 ms, once, at start (the requests themselves run on the endpoint's timers).
+    static func awaitStunAnswers(_ driver: UDPEndpointDriver) async -> [NetworkAddress] {
+        let deadline = ContinuousClock.now + stunWait
+        var answers: [NetworkAddress?] = []
+        repeat {
+            answers = (try? await driver.perform { endpoint, _ in endpoint.stunAnswers.map(\.mapped) }) ?? []
+            if answers.allSatisfy({ $0 != nil }) { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        } while ContinuousClock.now < deadline
+        var unique: [NetworkAddress] = []
+        for case let address? in answers where !unique.contains(address) { unique.append(address) }
+        return unique
     }
 
     /// Leaves the current session (if any), closes every connection and the socket. Idempotent.

@@ -22,6 +22,13 @@ extension ProtocolLimits {
     /// A Binding indication goes to the server after this long without sending it anything, which keeps a NAT's
     /// mapping toward it open (the allocation's own refreshes are minutes apart).
     public static let turnKeepaliveInterval: Duration = .seconds(15)
+    /// STUN servers an endpoint asks for its reflexive address (``EndpointConfiguration/stunServers``).
+    public static let maxStunServers = 4
+    /// A STUN server is asked again this often: a NAT's mapping toward it stays open (many expire UDP mappings after
+    /// 30 s) and a moved mapping is noticed.
+    public static let stunRefreshInterval: Duration = .seconds(25)
+    /// Sends of one Binding request (at 0, 0.5 and 1.5 s) before it waits for the next refresh.
+    public static let stunRequestAttempts = 3
     /// After a failed allocation the client tries again this long later.
     public static let turnRetryAfterFailure: Duration = .seconds(30)
     /// Over TCP a request goes once; with no answer this long it fails (RFC 8489 6.2.2's Ti).

@@ -70,6 +70,14 @@ struct NodeOptions: ParsableArguments {
             valueName: "user:password@host:port"))
     var turn: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A STUN server to ask where it sees this node, HOST:PORT; repeat for four at most.",
+            discussion: "The public address it reports is offered for hole punching and advertised (tickets name it "
+                + "after any TURN address and before the interface addresses).",
+            valueName: "host:port"))
+    var stun: [String] = []
+
     @Flag(
         help: ArgumentHelp(
             "Put the --turn servers, with their credentials, in the tickets this node writes.",
@@ -163,6 +171,20 @@ struct NodeOptions: ParsableArguments {
             let (host, port) = try Self.split(text, option: "--relay")
             guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
                 throw ValidationError("--relay \(text): give an IPv4 or IPv6 address and a port other than 0")
+            }
+            return address
+        }
+    }
+
+    /// The `--stun` servers.
+    func stunServers() throws -> [NetworkAddress] {
+        guard stun.count <= HuddleNode.maxStunServers else {
+            throw ValidationError("--stun: \(stun.count) servers; at most \(HuddleNode.maxStunServers) are allowed")
+        }
+        return try stun.map { text in
+            let (host, port) = try Self.split(text, option: "--stun")
+            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
+                throw ValidationError("--stun \(text): give an IPv4 or IPv6 address and a port other than 0")
             }
             return address
         }
@@ -264,6 +286,7 @@ struct NodeOptions: ParsableArguments {
         configuration.relays = try relayAddresses()
         configuration.turnServers = try turnServers()
         configuration.shareTurnServers = shareTurn
+        configuration.stunServers = try stunServers()
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }

@@ -142,4 +142,27 @@ struct TurnNamespaceTests {
             #expect((blocked["elapsed_ms"] as? Double ?? .infinity) < 3000)
         }
     }
+
+    @Test(
+        "A host behind a cone NAT given --stun names its public address in its ticket, before its LAN address",
+        .timeLimit(.minutes(1)))
+    func stunAddressInTicket() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [false, false], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
+        defer { coturn.stop() }
+        try await withDeadline(seconds: 30) {
+            let (_, ticket) = try await cluster.host(
+                "ada", listen: "0.0.0.0:\(NATTraversalTests.port)", namespace: lab.homes[0].name,
+                extra: ["--stun", "\(Self.turnIP):\(Self.turnPort)"])
+            let addresses = try #require(Invitation(parsing: ticket).members.first?.addresses).map { "\($0)" }
+            // The router keeps the port (a cone): the server saw the router's WAN address and port 7000.
+            #expect(addresses.first == "10.99.0.11:\(NATTraversalTests.port)", "\(addresses)\n\(coturn.log)")
+            #expect(addresses.contains("\(lab.homeAddress(0)):\(NATTraversalTests.port)"), "\(addresses)")
+        }
+    }
 }

@@ -12,6 +12,14 @@ extension Endpoint {
             handleTurnDatagram(datagram, from: index, now: now)
             return
         }
+        if !stunClients.isEmpty, let index = stunClients.firstIndex(where: { $0.server == source }) {
+            let dropped = stunClients[index].datagramsDropped
+            if let mapped = stunClients[index].handle(UnsafeRawBufferPointer(datagram)) {
+                learnReflexiveAddress(mapped)
+            }
+            statistics.turnDatagramsDropped += stunClients[index].datagramsDropped - dropped
+            return
+        }
         guard let type = try? PacketClassifier.classify(UnsafeRawBufferPointer(datagram)) else {
             statistics.malformedDropped += 1
             return

@@ -26,6 +26,11 @@ extension Endpoint {
         turnClients.map { ($0.server, $0.relayedAddress, $0.lastFailure, $0.isStandingBy) }
     }
 
+    /// Each STUN server this endpoint asks, with where it last saw this node (`nil` until it answered).
+    public var stunAnswers: [(server: NetworkAddress, mapped: NetworkAddress?)] {
+        stunClients.map { ($0.server, $0.mappedAddress) }
+    }
+
     /// The TURN routes to `address`: one through each allocation the server has granted.
     func turnRoutes(to address: NetworkAddress) -> [Route] {
         turnClients.filter { $0.relayedAddress != nil }.map { .turn(server: $0.server, peer: address) }

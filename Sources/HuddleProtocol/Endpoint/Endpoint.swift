@@ -41,6 +41,8 @@ public struct Endpoint {
     var turnClients: [TurnClient] = []
     /// When the TCP TURN servers standing by start, unless a UDP allocation is granted first.
     var turnFallbackAt: Instant?
+    /// The STUN servers this endpoint asks for its reflexive address.
+    var stunClients: [StunBindingClient] = []
     /// TURN servers whose allocation changed since ``pollEvent()`` last reported them (each at most once).
     var turnChanges: [TurnServerAddress] = []
     /// This endpoint's interface addresses (with its port), as the driver reports them.
@@ -88,6 +90,11 @@ public struct Endpoint {
         for relay in configuration.relays.prefix(ProtocolLimits.maxRelays) { addRelay(relay, now: .zero) }
         for server in configuration.turnServers.prefix(ProtocolLimits.maxTurnServers) {
             addTurnServer(server, now: .zero)
+        }
+        let turnOverUDP = Set(turnClients.filter { $0.server.transport == .udp }.map(\.server.address))
+        for server in configuration.stunServers.prefix(ProtocolLimits.maxStunServers)
+        where !turnOverUDP.contains(server) && !stunClients.contains(where: { $0.server == server }) {
+            stunClients.append(StunBindingClient(server: server, now: .zero))
         }
     }
 
@@ -386,6 +393,7 @@ public struct Endpoint {
             for client in relayClients { earliest = min(earliest ?? client.nextRegisterAt, client.nextRegisterAt) }
             for client in turnClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
             if let turnFallbackAt { earliest = min(earliest ?? turnFallbackAt, turnFallbackAt) }
+            for client in stunClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
             return earliest
         }
     }
@@ -399,6 +407,11 @@ public struct Endpoint {
             }
         }
         if turnFallbackAt != nil { handleTurnFallback(now: now) }
+        for index in stunClients.indices where stunClients[index].nextDeadline <= now {
+            stunClients[index].handleTimeout(now: now, using: &random)
+            let server = stunClients[index].server
+            while let datagram = stunClients[index].pollTransmit() { outbox.append((.direct(server), datagram)) }
+        }
         for index in turnClients.indices where turnClients[index].nextDeadline <= now {
             turnClients[index].handleTimeout(now: now, using: &random)
             collectTurnOutput(index, now: now)

@@ -25,6 +25,11 @@ public struct EndpointConfiguration: Sendable {
     /// dialled through each allocation, and peers reach this node at the allocations' relayed addresses.
     public var turnServers: [TurnServer] = []
 
+    /// STUN servers (their UDP addresses) the endpoint asks where they see it, at most
+    /// ``ProtocolLimits/maxStunServers``: their answers are reflexive addresses (``Endpoint/reflexiveAddresses``).
+    /// A server that is also a UDP TURN server is not asked twice: its allocation reports the same address.
+    public var stunServers: [NetworkAddress] = []
+
     /// A configuration for `identity`.
     public init(identity: Identity, prologue: [UInt8], wallClockAtOrigin: TAI64N) {
         self.identity = identity

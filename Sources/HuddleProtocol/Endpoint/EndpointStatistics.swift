@@ -72,8 +72,9 @@ public struct EndpointStatistics: Sendable, Hashable {
     /// Packets for a TURN route that could not go (no allocation, or too large for a Send indication). Not a
     /// receive-drop counter.
     public var turnPacketsDropped = 0
-    /// Datagrams from a TURN server dropped: malformed, on an unbound channel, unexpected, or an answer matching no
-    /// request in flight or failing its MESSAGE-INTEGRITY (``TurnClient/datagramsDropped``).
+    /// Datagrams from a TURN or STUN server dropped: malformed, on an unbound channel, unexpected, or an answer
+    /// matching no request in flight or failing its MESSAGE-INTEGRITY (``TurnClient/datagramsDropped``,
+    /// ``StunBindingClient/datagramsDropped``).
     public var turnDatagramsDropped = 0
     /// Connections removed (closed, drained, timed out, or replaced); their counters are in
     /// ``Endpoint/closedConnectionStatistics``.
