@@ -5,7 +5,9 @@ import HuddleWire
 /// Datagrams from a TURN server (docs/PROTOCOL.md 10.1): whatever arrives from the server's address goes through
 /// `StunMessage` and a `TurnClient` with requests in flight. A message that decodes must decode again, with the same
 /// attributes, after it is encoded; the client must never deliver bytes outside the datagram, nor believe an answer
-/// whose integrity it cannot verify (the fuzzer does not know the key, so no input may grant an allocation).
+/// whose integrity it cannot verify (the fuzzer does not know the key, so no input may grant an allocation). The same
+/// bytes also arrive as a TCP stream, cut in two where the first byte says, through `TurnStreamFramer` into a client
+/// over TCP: every frame stays inside the stream, and the framer never holds more than one frame.
 public enum TurnTarget: FuzzTarget {
     public static let name = "turn"
 
@@ -19,7 +21,8 @@ public enum TurnTarget: FuzzTarget {
         }
         var random = ChaChaRandomGenerator(seed: 1)
         var client = TurnClient(
-            server: server, credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+            server: TurnServerAddress(server, transport: .udp),
+            credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
         client.handleTimeout(now: .zero, using: &random)
         client.bindChannel(to: NetworkAddress(ipv4: 192, 0, 2, 99, port: 5000), now: .zero, using: &random)
         var copy = Array(input)
@@ -28,6 +31,35 @@ public enum TurnTarget: FuzzTarget {
                 precondition(delivered.payload.upperBound <= datagram.count, "payload outside the datagram")
             }
         }
+        precondition(client.relayedAddress == nil, "an unauthenticated answer granted an allocation")
+        stream(input)
+    }
+
+    /// The input as the bytes of a TCP connection to the server, in two chunks.
+    static func stream(_ input: UnsafeRawBufferPointer) {
+        var random = ChaChaRandomGenerator(seed: 2)
+        var client = TurnClient(
+            server: TurnServerAddress(server, transport: .tcp),
+            credentials: TurnCredentials(username: "ada", password: "secret"), now: .zero)
+        client.handleTimeout(now: .zero, using: &random)
+        client.streamOpened(now: .zero, using: &random)
+        var framer = TurnStreamFramer()
+        var bytes = Array(input)
+        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % bytes.count
+        bytes.withUnsafeMutableBytes { raw in
+            for chunk in [raw[0..<cut], raw[cut...]] {
+                do {
+                    try framer.consume(UnsafeMutableRawBufferPointer(rebasing: chunk)) { frame in
+                        if let delivered = client.handle(frame, now: .zero, using: &random) {
+                            precondition(delivered.payload.upperBound <= frame.count, "payload outside the frame")
+                        }
+                    }
+                } catch {
+                    return
+                }
+            }
+        }
+        precondition(framer.bufferedBytes < TurnStreamFramer.maxFrameLength, "the framer holds more than a frame")
         precondition(client.relayedAddress == nil, "an unauthenticated answer granted an allocation")
     }
 
