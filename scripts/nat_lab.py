@@ -501,7 +501,10 @@ def peers_snapshots(events):
     for at, event in events:
         kind = event.get("event")
         if kind == "peer":
-            current[event.get("name")] = (event.get("path"), event.get("path_address"))
+            # A connection whose handshake never completed is listed too, "direct" at the first address the peer's
+            # member record names, with packets_sent 0: it counts as not established here.
+            path = event.get("path") if (event.get("packets_sent") or 0) > 0 else "not established"
+            current[event.get("name")] = (path, event.get("path_address"))
         elif kind == "peers":
             snapshots.append((at, current))
             current = {}
@@ -596,6 +599,8 @@ def run_cell(cell, options, index, run_dir):
                 "--listen", f"{ip}:{PORT}"]
             if ticket is None:
                 argv += ["--relay", RELAY, "--turn", TURN, "--turn", f"{TURN}?transport=tcp", "--share-turn"]
+            elif options.joiners_get_turn:  # a diagnosis, not the lab's setup: joiners get the TURN servers too
+                argv += ["--turn", TURN, "--turn", f"{TURN}?transport=tcp"]
             member = Member(member_name, kind, side, ns, ip, argv, huddle_env(os.path.join(directory,
                             f"home-{member_name}")), directory, clock0)
             if position == size - 1:
@@ -722,7 +727,7 @@ def analyse(cell, result, members, relay, directory):
                 break
     # Pairs.
     direct_times = []
-    counts = {"direct": 0, "relayed": 0, "split": 0, "missing": 0}
+    counts = {"direct": 0, "relayed": 0, "split": 0, "not established": 0}
     for i, x in enumerate(members):
         for y in members[i + 1:]:
             pair = {"pair": f"{x.name}-{y.name}", "kinds": f"{x.kind}/{y.kind}",
@@ -735,9 +740,10 @@ def analyse(cell, result, members, relay, directory):
                 finals.append(final)
                 pair[f"end_{me.name}"] = list(final) if final else None
             paths = [f[0] if f else None for f in finals]
-            state = ("missing" if None in paths else paths[0] if paths[0] == paths[1] else "split")
+            state = ("not established" if None in paths or "not established" in paths
+                     else paths[0] if paths[0] == paths[1] else "split")
             pair["end"] = state
-            counts[state if state in counts else "missing"] += 1
+            counts[state] += 1
             if x.joined_at and y.joined_at:
                 reference = max(x.joined_at, y.joined_at)
                 seen = [first_direct(events[x.name], y.name), first_direct(events[y.name], x.name)]
@@ -766,6 +772,11 @@ def analyse(cell, result, members, relay, directory):
             if key.startswith("end_") and value and value[0] == "relayed":
                 relayed_via.add("huddle relay" if value[1].startswith("10.99.0.1:") else
                                 "turn" if value[1].startswith(TURN_IP + ":") else value[1])
+    over_tcp = [m.name for m in members if any(
+        t["transport"] == "tcp" and t["relayed"] and not t["standby"] for t in result["members"][m.name]["turn"])]
+    if over_tcp and "turn" in relayed_via:
+        relayed_via.discard("turn")
+        relayed_via.add("turn, over tcp for " + " ".join(over_tcp))
     if relayed_via:
         result["relayed_via"] = sorted(relayed_via)
     for member in members:
@@ -955,7 +966,7 @@ def nat_check_table(rows):
 
 
 def fmt(value):
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else f"{value:.3f}"
 
 
 def table(results):
@@ -999,6 +1010,12 @@ def summary(results):
                  f"{sum(1 for p in feasible if p['end'] == 'direct')}/{len(feasible)}; pairs it cannot open that "
                  f"ended direct: {sum(1 for p in pairs if not p['feasible'] and p['end'] == 'direct')}/"
                  f"{sum(1 for p in pairs if not p['feasible'])}")
+    failed = [r["cell"] for r in results if not r["connected"]]
+    if failed:
+        lines.append(f"- not connected: {', '.join(failed)}")
+    missed = [r["cell"] for r in eim_cells if not eim_direct(r)]
+    if missed:
+        lines.append(f"- EIM cells that did not end direct: {', '.join(missed)}")
     times = [p["direct_s"] for r in results for p in r["pairs"] if p.get("direct_s") is not None]
     if times:
         under = sum(1 for t in times if t < 0.5)
@@ -1046,6 +1063,8 @@ def main():
     parser.add_argument("--no-default-routes", action="store_true",
                         help="no default routes on the public side (as NATTraversalTests): coturn then fails to send "
                              "to unroutable peers")
+    parser.add_argument("--joiners-get-turn", action="store_true",
+                        help="diagnosis: joiners get both --turn options too (by default they have only the ticket)")
     parser.add_argument("--coturn-verbose", action="store_true", help="coturn logs every session (--verbose)")
     parser.add_argument("--no-nat-check", action="store_true",
                         help="skip the plain-UDP check of each NAT kind's mapping and filtering")
@@ -1090,6 +1109,9 @@ def main():
     build_sampler(stop, samples)
     began = time.monotonic()
     started_at = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], check=False).stdout.strip() or "?"
+    dirty = len(run(["git", "-C", repo, "status", "--porcelain"], check=False).stdout.splitlines())
     results = []
     checks = []
     status = 0
@@ -1115,7 +1137,8 @@ def main():
     elapsed = time.monotonic() - began
     shared = any(building for _, _, building in samples)
     loads = [load for _, load, _ in samples]
-    print(f"## NAT lab: {len(results)} cells, {elapsed:.0f} s, started {started_at}\n")
+    print(f"## NAT lab: {len(results)} cells, {elapsed:.0f} s, started {started_at}, commit {head}"
+          + (f" ({dirty} files changed in the work tree)" if dirty else "") + f", {options.huddle}\n")
     if checks:
         print("NAT emulation check (plain UDP from 192.168.11.2:7000, no huddle):\n")
         print(nat_check_table(checks))
@@ -1129,7 +1152,8 @@ def main():
               + (" (timings may be inflated)" if shared else ""))
     if options.json_out:
         with open(options.json_out, "w") as out:
-            json.dump({"started": started_at, "seconds": round(elapsed, 1), "huddle": options.huddle,
+            json.dump({"started": started_at, "seconds": round(elapsed, 1), "huddle": options.huddle, "commit": head,
+                       "work_tree_changes": dirty,
                        "nat_check": checks, "cells": results, "load_samples": samples, "summary": summary(results).splitlines()},
                       out, indent=1, default=str)
     if not options.keep_logs and status == 0 and all(r["connected"] for r in results):

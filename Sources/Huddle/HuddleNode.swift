@@ -429,6 +429,19 @@ public final class HuddleNode: Sendable {
         await Self.turnAllocations(driver)
     }
 
+    /// Each relay this node registers with, and whether the registration is confirmed now.
+    public func relayRegistrations() async -> [RelayRegistration] {
+        (try? await driver.perform { endpoint, now in
+            endpoint.relays(now: now).map { RelayRegistration(relay: $0.address, isRegistered: $0.registered) }
+        }) ?? []
+    }
+
+    /// Where relays, TURN and STUN servers and peers have seen this node, most recent last (at most
+    /// ``ProtocolLimits/maxReflexiveAddresses``).
+    public func reflexiveAddresses() async -> [NetworkAddress] {
+        (try? await driver.perform { endpoint, _ in endpoint.reflexiveAddresses }) ?? []
+    }
+
     /// Where every TURN allocation stands (as ``turnAllocations()`` says), then the list again after each change:
     /// an allocation granted, lost or failed, a TCP fallback starting or standing by again, servers a ticket brought
     /// when joining. An observer that falls behind sees only the newest list; the stream ends at ``shutdown()``.

@@ -12,13 +12,14 @@ struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check this network: NAT mapping and filtering, reflexive addresses, which STUN and TURN servers "
-            + "answer over UDP and TCP, and how large a datagram gets through.",
+            + "and relays answer (TURN over UDP and TCP), and how large a datagram gets through.",
         discussion: """
             Asks each --stun server (and each --turn server, which answers STUN too) where it sees this machine, \
             and classifies the NAT as RFC 4787 does: mapping (endpoint-independent, address-dependent, \
             address-and-port-dependent, or no NAT) and filtering (which needs a server with two addresses that \
             supports RFC 5780, such as coturn given two --listening-ip; otherwise unknown). Allocates on each \
-            --turn server over UDP and over TCP, and sends padded requests of 576 to 9000 bytes with the \
+            --turn server over UDP and over TCP, registers with each --relay (huddle relay), and sends padded \
+            requests of 576 to 9000 bytes with the \
             don't-fragment bit to find the largest that arrives. Probes over IPv4. Exits 1 when no server \
             answered at all.
 
@@ -39,6 +40,9 @@ struct DoctorCommand: AsyncParsableCommand {
             valueName: "user:password@host:port"))
     var turn: [String] = []
 
+    @Option(help: ArgumentHelp("A huddle relay to register with, HOST:PORT.", valueName: "host:port"))
+    var relay: [String] = []
+
     @Option(help: "The IPv4 address (and port) to probe from, HOST[:PORT].")
     var listen: String = "0.0.0.0:0"
 
@@ -47,6 +51,12 @@ struct DoctorCommand: AsyncParsableCommand {
 
     /// How long a TURN allocation may take before it counts as not answering.
     static let turnBudget: Duration = .milliseconds(1500)
+
+    /// One relay registration attempt: confirmed, and how long it took.
+    struct RelayCheck: Sendable {
+        var relay: NetworkAddress
+        var elapsed: Duration?
+    }
 
     /// One TURN allocation attempt.
     struct TurnCheck: Sendable {
@@ -67,8 +77,15 @@ struct DoctorCommand: AsyncParsableCommand {
             return address
         }
         let turnServers = try turn.map(NodeOptions.turnServer)
-        guard !stunServers.isEmpty || !turnServers.isEmpty else {
-            throw ValidationError("give at least one --stun or --turn server to ask")
+        let relays = try relay.prefix(HuddleNode.maxRelays).map { text in
+            let (host, port) = try NodeOptions.split(text, option: "--relay")
+            guard port != 0, let address = NodeOptions.networkAddress(host: host, port: port) else {
+                throw ValidationError("--relay \(text): give an IPv4 or IPv6 address and a port other than 0")
+            }
+            return address
+        }
+        guard !stunServers.isEmpty || !turnServers.isEmpty || !relays.isEmpty else {
+            throw ValidationError("give at least one --stun, --turn or --relay server to ask")
         }
         let (host, port) = listen.contains(":") ? try NodeOptions.split(listen, option: "--listen") : (listen, 0)
         let clock = ContinuousClock()
@@ -84,6 +101,7 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         }
         async let turnChecks = Self.checkTurn(attempts, host: host)
+        async let relayChecks = Self.checkRelays(relays, host: host)
         var targets = stunServers
         for server in turnServers where !targets.contains(server.address) { targets.append(server.address) }
         let report: NatReport
@@ -97,8 +115,13 @@ struct DoctorCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let checks = await turnChecks
-        output.doctor(report, turn: checks, elapsed: clock.now - started)
-        if report.reflexive.isEmpty && !checks.contains(where: { $0.relayed != nil }) { throw ExitCode(1) }
+        let registrations = await relayChecks
+        output.doctor(report, turn: checks, relays: registrations, elapsed: clock.now - started)
+        if report.reflexive.isEmpty && !checks.contains(where: { $0.relayed != nil })
+            && !registrations.contains(where: { $0.elapsed != nil })
+        {
+            throw ExitCode(1)
+        }
     }
 
     /// Runs `body` on a thread of its own (it blocks on a socket) and returns its result.
@@ -115,6 +138,31 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         }
         return try result.get()
+    }
+
+    /// Registers with every relay of `relays` from one node (bound to `host`), waiting at most ``turnBudget``; each
+    /// confirmed registration with the time it took.
+    static func checkRelays(_ relays: [NetworkAddress], host: String) async -> [RelayCheck] {
+        guard !relays.isEmpty else { return [] }
+        var checks = relays.map { RelayCheck(relay: $0) }
+        var random = SystemRandomGenerator()
+        var configuration = HuddleNode.Configuration(
+            identity: Identity(using: &random), name: "doctor", host: host, port: 0)
+        configuration.relays = relays
+        configuration.advertisedAddresses = [NetworkAddress(ipv4: 127, 0, 0, 1, port: 9)]
+        let clock = ContinuousClock()
+        let started = clock.now
+        guard let node = try? await HuddleNode.start(configuration) else { return checks }
+        while clock.now - started < turnBudget, checks.contains(where: { $0.elapsed == nil }) {
+            for registration in await node.relayRegistrations() where registration.isRegistered {
+                if let index = checks.firstIndex(where: { $0.relay == registration.relay && $0.elapsed == nil }) {
+                    checks[index].elapsed = clock.now - started
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        await node.shutdown()
+        return checks
     }
 
     /// Allocates on each of `servers` from a node of its own (bound to `host`), all at once, each for at most

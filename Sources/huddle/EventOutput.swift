@@ -142,9 +142,12 @@ struct EventOutput: Sendable {
     }
 
     /// What `huddle doctor` found, as one `doctor` event: the probing address, the NAT's `mapping` and `filtering`,
-    /// the `reflexive` addresses, each STUN server's answer, each TURN allocation attempt, the largest datagram that
+    /// the `reflexive` addresses, each STUN server's answer, each TURN allocation attempt, each relay registration
+    /// (`relays`: `relay`, `registered`, `ms`), the largest datagram that
     /// reached `mtu_server` (`mtu_bytes`, null when none did), and how long it all took.
-    func doctor(_ report: NatReport, turn: [DoctorCommand.TurnCheck], elapsed: Duration) {
+    func doctor(
+        _ report: NatReport, turn: [DoctorCommand.TurnCheck], relays: [DoctorCommand.RelayCheck], elapsed: Duration
+    ) {
         func milliseconds(_ duration: Duration?) -> Value {
             duration.map {
                 .number(
@@ -165,6 +168,12 @@ struct EventOutput: Sendable {
                 "error": check.error.map { .string($0) } ?? .null,
             ])
         }
+        let relayValues: [Value] = relays.map { check in
+            .object([
+                "relay": .string("\(check.relay)"), "registered": .bool(check.elapsed != nil),
+                "ms": milliseconds(check.elapsed),
+            ])
+        }
         var lines = ["probing from \(report.local)"]
         for answer in report.servers {
             lines.append(
@@ -178,6 +187,12 @@ struct EventOutput: Sendable {
                 "TURN \(check.server) over \(check.transport): "
                     + (check.relayed.map { "allocated \($0)" } ?? (check.error ?? "no allocation")))
         }
+        for check in relays {
+            lines.append(
+                "relay \(check.relay): "
+                    + (check.elapsed.map { "registered in \($0.formatted(.units(allowed: [.milliseconds])))" }
+                        ?? "no confirmation within \(DoctorCommand.turnBudget)"))
+        }
         if let server = report.mtuServer {
             lines.append(
                 "datagrams to \(server): "
@@ -190,7 +205,7 @@ struct EventOutput: Sendable {
             [
                 "local": .string("\(report.local)"), "mapping": .string(report.mapping),
                 "filtering": .string(report.filtering), "reflexive": .list(report.reflexive.map { .string("\($0)") }),
-                "stun": .list(stun), "turn": .list(turnValues),
+                "stun": .list(stun), "turn": .list(turnValues), "relays": .list(relayValues),
                 "mtu_server": report.mtuServer.map { .string("\($0)") } ?? .null,
                 "mtu_bytes": report.mtuBytes.map { .integer($0) } ?? .null,
                 "mtu_probed_up_to": .integer(NatReport.probedSizes.max()!), "elapsed_ms": milliseconds(elapsed),

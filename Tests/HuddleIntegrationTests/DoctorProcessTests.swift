@@ -23,9 +23,15 @@ struct DoctorProcessTests {
         defer { coturn.stop() }
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }
+        let relay = try cluster.start("relay", ["relay", "--json", "--listen", "127.0.0.1:0"])
+        let listening = try await relay.waitForEvent("relay-listening", within: 10)
+        let relayAddress = try #require(listening["address"], "\(listening)")
         let started = ContinuousClock.now
         let (status, report) = try await Self.doctor(
-            ["--stun", "127.0.0.1:\(coturn.port)", "--turn", "ada:secret@127.0.0.1:\(coturn.port)"], in: cluster)
+            [
+                "--stun", "127.0.0.1:\(coturn.port)", "--turn", "ada:secret@127.0.0.1:\(coturn.port)", "--relay",
+                relayAddress,
+            ], in: cluster)
         #expect(ContinuousClock.now - started < .seconds(3))
         #expect(status == 0)
         #expect(report["mapping"] as? String == "no NAT", "\(report)")
@@ -39,6 +45,8 @@ struct DoctorProcessTests {
         #expect(turn.map { $0["transport"] as? String } == ["udp", "tcp"])
         for check in turn { #expect(check["relayed"] is String, "\(check)\n\(coturn.log)") }
         #expect(report["mtu_bytes"] as? Int == 9000)
+        let relays = try #require(report["relays"] as? [[String: Any]])
+        #expect(relays.count == 1 && relays.first?["registered"] as? Bool == true, "\(relays)")
         #expect((report["elapsed_ms"] as? Double ?? .infinity) < 3000)
     }
 
@@ -48,13 +56,18 @@ struct DoctorProcessTests {
         let cluster = try HuddleCluster()
         defer { cluster.tearDown() }
         let (status, report) = try await Self.doctor(
-            ["--stun", "127.0.0.1:\(silent)", "--turn", "ada:secret@127.0.0.1:\(silent)"], in: cluster)
+            [
+                "--stun", "127.0.0.1:\(silent)", "--turn", "ada:secret@127.0.0.1:\(silent)", "--relay",
+                "127.0.0.1:\(silent)",
+            ],
+            in: cluster)
         #expect(status == 1)
         #expect(report["mapping"] as? String == "unknown" && report["filtering"] as? String == "unknown")
         #expect((report["reflexive"] as? [String])?.isEmpty == true)
         let turn = try #require(report["turn"] as? [[String: Any]])
         #expect(turn.count == 2 && turn.allSatisfy { $0["relayed"] is NSNull && $0["error"] is String })
         #expect(report["mtu_bytes"] is NSNull)
+        #expect((report["relays"] as? [[String: Any]])?.first?["registered"] as? Bool == false)
         #expect((report["elapsed_ms"] as? Double ?? .infinity) < 3000)
     }
 }
