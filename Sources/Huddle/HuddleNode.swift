@@ -55,7 +55,7 @@ public final class HuddleNode: Sendable {
         /// TURN servers (RFC 8656, over UDP or TCP, long-term credentials) the node allocates on, at most
         /// ``HuddleNode/maxTurnServers``: what coturn and hosted TURN services run. A TCP server listed with a UDP
         /// one is its fallback for networks that block UDP: it stands by while a UDP allocation works, starts when
-        /// none is granted within ``ProtocolLimits/turnStreamFallbackDelay``, and stands by again (its connections
+        /// none is granted within 2 s (`ProtocolLimits.turnStreamFallbackDelay`), and stands by again (its connections
         /// moving to the UDP allocation) once UDP works. Peers reach the node at each
         /// allocation's relayed address, and a first handshake also goes out through each allocation. When
         /// ``advertisedAddresses`` is left empty, ``HuddleNode/start(_:)`` waits up to
@@ -136,7 +136,7 @@ public final class HuddleNode: Sendable {
     public static let maxTurnServers = ProtocolLimits.maxTurnServers
     /// How long ``start(_:)`` waits for TURN allocations before advertising what it has (a TURN server answers in a
     /// round trip or two; one that does not answer in this time is left to retry in the background). It covers a
-    /// TCP fallback's start (``ProtocolLimits/turnStreamFallbackDelay``) and its allocation.
+    /// TCP fallback's start (2 s, `ProtocolLimits.turnStreamFallbackDelay`) and its allocation.
     public static let turnAllocationWait: Duration = .seconds(3)
 
     /// The most relays a node registers with (``Configuration/relays``; more are ignored).
@@ -437,7 +437,7 @@ public final class HuddleNode: Sendable {
     }
 
     /// Where relays, TURN and STUN servers and peers have seen this node, most recent last (at most
-    /// ``ProtocolLimits/maxReflexiveAddresses``).
+    /// `ProtocolLimits.maxReflexiveAddresses`).
     public func reflexiveAddresses() async -> [NetworkAddress] {
         (try? await driver.perform { endpoint, _ in endpoint.reflexiveAddresses }) ?? []
     }

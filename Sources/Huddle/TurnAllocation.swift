@@ -6,7 +6,7 @@ public struct TurnAllocation: Sendable, Hashable {
     public let server: NetworkAddress
     /// How this node reaches the server: UDP, or TCP (given as such, or as the fallback for UDP).
     public let transport: TurnTransport
-    /// Whether this is a TCP fallback standing by while a UDP allocation works (see ``TurnServer``).
+    /// Whether this is a TCP fallback standing by while a UDP allocation works (see `TurnServer`).
     public let isStandingBy: Bool
     /// The relayed address the server granted: peers reach this node there. `nil` until granted, and after the
     /// allocation failed or lapsed (the node retries by itself).
