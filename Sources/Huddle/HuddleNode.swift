@@ -256,6 +256,7 @@ public final class HuddleNode: Sendable {
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
             sharedTurnServers: configuration.shareTurnServers ? endpointConfiguration.turnServers : [],
+            choosesAddresses: configuration.advertisedAddresses.isEmpty,
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
         // On the loop, so no newer update from a `turnChanged` event can be overwritten by this read.

@@ -76,6 +76,9 @@ actor SessionEngine {
     let advertisedAddresses: [NetworkAddress]
     /// The TURN servers this node's tickets carry (``HuddleNode/Configuration/shareTurnServers``).
     let sharedTurnServers: [TurnServer]
+    /// Whether the node chose ``advertisedAddresses`` itself (the app set none): a relayed address a ticket's TURN
+    /// server grants when joining then goes first in this member's record.
+    let choosesAddresses: Bool
     /// Where the TURN allocations stand, updated on the event loop at each of the endpoint's `turnChanged` events
     /// (``HuddleNode/turnAllocationChanges()``).
     nonisolated let turnUpdates = Broadcast<[TurnAllocation]>([])
@@ -112,9 +115,11 @@ actor SessionEngine {
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
-        sharedTurnServers: [TurnServer] = [], dataRoot: URL, logger: Logger, metrics: NodeMetrics?
+        sharedTurnServers: [TurnServer] = [], choosesAddresses: Bool = false, dataRoot: URL, logger: Logger,
+        metrics: NodeMetrics?
     ) {
         self.sharedTurnServers = sharedTurnServers
+        self.choosesAddresses = choosesAddresses
         self.metrics = metrics
         self.driver = driver
         self.identity = identity
@@ -171,6 +176,24 @@ actor SessionEngine {
         MemberRecord(identity: identity.publicIdentity, name: name, addresses: advertisedAddresses, epoch: 0)
     }
 
+    /// The record to join `invitation` with: after the TURN servers the ticket shares are added and their allocations
+    /// settle (as at start, at most ``HuddleNode/turnAllocationWait``), their relayed addresses go first when the
+    /// node chose its addresses. A joiner whose network blocks UDP, or that sits behind a symmetric NAT, may be
+    /// reachable only there: members that join after it dial its record, not the ticket.
+    func recordWithTurn(from invitation: Invitation) async -> MemberRecord {
+        let servers = invitation.turnServers
+        guard !servers.isEmpty else { return localRecord }
+        try? await driver.perform { endpoint, now in
+            for server in servers { endpoint.addTurnServer(server, now: now) }
+        }
+        guard choosesAddresses else { return localRecord }
+        let relayed = await HuddleNode.awaitTurnAllocations(driver).compactMap(\.relayedAddress)
+        let addresses = relayed + advertisedAddresses.filter { !relayed.contains($0) }
+        return MemberRecord(
+            identity: identity.publicIdentity, name: name,
+            addresses: Array(addresses.prefix(ProtocolLimits.maxMemberAddresses)), epoch: 0)
+    }
+
     // MARK: - Session life
 
     /// Starts or joins the session `context` describes; returns once it is joined.
@@ -190,21 +213,20 @@ actor SessionEngine {
         case .join(let invitation):
             let started = ContinuousClock.now
             guard !invitation.isExpired() else { throw .invitationExpired(invitation.expiresAt) }
+            let record = await recordWithTurn(from: invitation)
             let membership: SessionMembership
             do {
                 membership = try SessionMembership(
-                    joining: invitation.session, local: localRecord, invitationSecret: invitation.secret,
+                    joining: invitation.session, local: record, invitationSecret: invitation.secret,
                     members: invitation.members.map { (staticKey: $0.staticKey, addresses: $0.addresses) })
             } catch {
                 throw .joinFailed(.invitationUnusable)
             }
-            // The ticket's relays and TURN servers carry the first handshake when the members named cannot be reached
-            // directly (the handshake goes again through each allocation once it is granted).
+            // The ticket's relays (and TURN servers, added above) carry the first handshake when the members named
+            // cannot be reached directly.
             let relays = invitation.relays
-            let turnServers = invitation.turnServers
             try await install(membership) { _, endpoint, now in
                 for relay in relays { endpoint.addRelay(relay, now: now) }
-                for server in turnServers { endpoint.addTurnServer(server, now: now) }
             }
             // The machine's timers (on the driver's timer) ask again for a WELCOME that does not come, and give up
             // after the join timeout (a `.joinTimedOut` event).

@@ -55,7 +55,7 @@ struct TurnNamespaceTests {
     }
 
     @Test(
-        "A joiner whose network drops all outbound UDP, given only a ticket that shares the host's TURN servers, joins over TCP on 443",
+        "A joiner whose network drops all outbound UDP, given only a ticket that shares the host's TURN servers, joins over TCP on 443; a later member reaches it too",
         .timeLimit(.minutes(2)))
     func udpBlockedJoinsOverTCP() async throws {
         let lab = try NATTraversalTests.Lab.build(symmetric: [false, false], tag: NATTraversalTests.tag())
@@ -90,6 +90,13 @@ struct TurnNamespaceTests {
             #expect(overTCP["relayed"]?.hasPrefix("\(Self.turnIP):") == true, "\(overTCP)\n\(coturn.log)")
             try await NATTraversalTests.chat(host, joiner, tag: "over tcp")
             _ = try await NATTraversalTests.waitForPath("relayed", at: joiner, within: 5)
+            // A member joining after it knows the blocked joiner only by its record: that names the relayed address
+            // first, so the newcomer reaches it through TURN too.
+            let late = try cluster.join(
+                ticket, as: "cy", listen: "\(lab.homeAddress(0)):\(NATTraversalTests.port + 1)",
+                namespace: lab.homes[0].name)
+            try await late.waitForEvent("joined", within: 30)
+            try await NATTraversalTests.chat(late, joiner, tag: "to the late member")
         }
     }
 
