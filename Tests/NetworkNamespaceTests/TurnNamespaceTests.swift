@@ -23,6 +23,13 @@ struct TurnNamespaceTests {
     static let turnPort: UInt16 = 443
     static var turn: String { "\(Coturn.username):\(Coturn.password)@\(turnIP):\(turnPort)" }
 
+    /// Gives coturn's namespace a blackhole default route, as the internet drops a datagram to a private address
+    /// upstream. Without it a relayed datagram to a peer's LAN address (a peer offers all its addresses) fails at
+    /// coturn's `sendto`, and coturn 4.6.1 then closes a TCP client's allocation (the NAT lab's finding 3).
+    static func dropUnroutable(_ lab: NATTraversalTests.Lab) throws {
+        try lab.relay.ip(["route", "add", "blackhole", "default"])
+    }
+
     @Test(
         "Behind two symmetric NATs, with coturn and no huddle relay: joined, chat both ways, the path stays on TURN",
         .timeLimit(.minutes(2)))
@@ -33,6 +40,7 @@ struct TurnNamespaceTests {
             cluster.tearDown()
             lab.delete()
         }
+        try Self.dropUnroutable(lab)
         let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
         defer { coturn.stop() }
         try await withDeadline(seconds: 90) {
@@ -64,6 +72,7 @@ struct TurnNamespaceTests {
             cluster.tearDown()
             lab.delete()
         }
+        try Self.dropUnroutable(lab)
         let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
         defer { coturn.stop() }
         // The joiner's network: every UDP datagram it sends is dropped (no DNS is needed here); TCP passes.
@@ -160,6 +169,7 @@ struct TurnNamespaceTests {
             cluster.tearDown()
             lab.delete()
         }
+        try Self.dropUnroutable(lab)
         let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
         defer { coturn.stop() }
         try await withDeadline(seconds: 30) {
