@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 6
 
-.PHONY: cross-version api-baseline demo test install uninstall deps large-sessions rotation-measure rotation-cpu mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
+.PHONY: nat-lab cross-version api-baseline demo test install uninstall deps large-sessions rotation-measure rotation-cpu mesh soak lint format build docs docs-preview examples-test unit-tests slow-tests simulation fuzz-smoke fuzz check-vectors protocol-vectors \
 	conformance sanitize transport-bench \
 	cli-latency journal-measure churn-schedule clean compare compare-smoke bench-smoke benchmarks
 
@@ -157,6 +157,15 @@ large-sessions: deps
 	.build/release/huddle-sim --scenario large-64 --seeds $(LARGE_SEEDS)
 	.build/release/huddle-sim --scenario large-128 --seeds $(LARGE_SEEDS)
 	.build/release/huddle-sim --scenario large-256 --seeds $(LARGE_SEEDS)
+
+## The NAT lab (docs/NAT-LAB.md): `huddle` processes behind emulated NATs (full cone, restricted, port-restricted,
+## symmetric, carrier-grade, UDP blocked, hairpin) in network namespaces, each kind paired with each, in sessions of 2
+## and 4, with `huddle relay` and coturn on the public side; prints whether each cell connects, how fast, and whether
+## it ends direct. Needs root; about 8 minutes. NAT_LAB_ARGS passes options (--cells PATTERN, --sizes 2,4, ...).
+NAT_LAB_ARGS ?=
+nat-lab: deps
+	$(SWIFT) build -c release --product huddle
+	python3 scripts/nat_lab.py --huddle .build/release/huddle $(NAT_LAB_ARGS)
 
 ## MESH_MEMBERS `huddle` processes on loopback join one session one after another through the host's ticket and
 ## each hears every other's line, MESH_RUNS times (48 and 20 by default); fails unless every run forms the full mesh.

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """NAT lab (issue 38): `huddle` sessions across emulated NATs in Linux network namespaces, measured cell by cell.
 
-Usage (as root, with ip, nft, conntrack, ss and coturn's turnserver installed):
-    python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN] [--sizes 2,4]
-                               [--timeout 40] [--json-out PATH] [--run-dir DIR] [--keep-logs]
+Usage (as root, with ip, nft, conntrack, ss and coturn's turnserver installed; docs/NAT-LAB.md has the results):
+    python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN] [--sizes 2,4] [--timeout 40]
+                               [--json-out PATH] [--run-dir DIR] [--keep-logs] [--no-nat-check]
+    diagnosis only: [--no-default-routes] [--joiners-get-turn] [--coturn-verbose] [--coturn-arg=--OPTION]...
 
 Topology of a cell (rebuilt from nothing for every cell, then deleted):
-  public   namespace with bridge br0, 10.99.0.0/24
+  public   namespace with bridge br0, 10.99.0.0/24, and 10.99.0.254 on br0: the "internet core", default gateway of
+           the relay, coturn and every router, with a blackhole default route behind it (a datagram to an address
+           nobody routes, such as a peer's private address, is dropped silently, as upstream it would be;
+           --no-default-routes leaves this out, as NATTraversalTests does)
   relay    10.99.0.1: `huddle relay --json --listen 10.99.0.1:3478`
   turn     10.99.0.2: coturn on port 443, UDP and TCP (user ada:secret, realm huddle.test)
   per member i (0-3): a router whose wan is 10.99.0.(11+i) on the bridge and whose lan is 192.168.(11+i).1/24, and
@@ -23,12 +27,15 @@ packet to a port without a mapping is dropped, and conntrack makes replies addre
   symmetric        masquerade random,fully-random + the wan drop
   cgnat            two port-restricted routers in series (both keep ports when free)
   udp-blocked      port-restricted router; the home namespace drops all outbound UDP (TCP passes)
+Before the cells, a check without huddle (skip it with --no-nat-check) sends plain UDP from a home of each kind to
+two servers and reports the mapping (same public port for both or not) and the filtering (what comes back from the
+same IP on another port, and from an IP the home never sent to), and whether the hairpin router hairpins.
 
 Cells: every unordered pair of kinds (21), named SIDE_A+SIDE_B/N where side A holds the host; N=2: the host on side
 A, one joiner on side B; N=4: the host and one joiner on side A, two joiners on side B, each member in its own home
 behind its own router of its side's kind. Plus hairpin/2 and hairpin/4: every member behind one port-restricted
 router. The host gets --relay, --turn over UDP and over TCP, and --share-turn; joiners get only the ticket. Joiners
-start one after another, each once the previous one printed `joined`.
+start one after another, each once the previous one printed `joined` (or failed: the later ones are not started).
 
 Measured per cell:
   connected      every member printed `joined` and every member printed a `message` from every other member
@@ -37,18 +44,23 @@ Measured per cell:
   join s         from starting the last joiner to its `joined`
   first msg s    from the last joiner's line, written right after its `joined`, to the host's `message` for it
   path at end    `/peers` at every member about 6 s after the last join; a pair is direct when both ends say direct,
-                 relayed when both say relayed, split otherwise
+                 relayed when both say relayed, split when they differ, not established when either end lists no
+                 connection or one with packets_sent 0 (huddle lists a connection whose handshake never completed,
+                 as "direct" at the peer's first address)
   time to direct per pair, from the later of the two `joined` events to the moment both ends had seen the other
-                 direct (the first `path-changed` to direct, or the first `/peers` answer showing direct: `/peers`
-                 is asked every 200 ms); the cell's median over the pairs that went direct, "-" when none did
+                 direct (the first `path-changed` to direct, or the first `/peers` answer showing an established
+                 direct connection: `/peers` is asked every 100 ms); the cell's median over the pairs that went
+                 direct, "-" when none did
 Prints a markdown table and a summary; --json-out writes every measurement, event times and notes. Each member's
-timestamped output, coturn's log and a merged timeline stay in --run-dir (removed unless --keep-logs or a cell
-failed to connect).
+timestamped output, coturn's log, every router's conntrack table and ruleset, and a merged timeline stay in
+--run-dir (removed unless --keep-logs or a cell failed to connect).
 
 Cleanup: every namespace is named natlab-*; the script deletes leftovers of that prefix at start (killing the
 processes still inside them, which an earlier run of this script started) and its own namespaces at the end of
-each cell, also on errors and on SIGINT/SIGTERM. Processes are stopped by their pid only.
-Exit status: 0 when every cell ran (connected or not), 1 on a setup error, 2 on a usage error.
+each cell, also on errors and on SIGINT/SIGTERM. Processes are stopped by their pid only. A cell's processes run at
+most --timeout seconds from the host's start (plus up to 5 s to exit).
+Exit status: 0 when every cell ran (connected or not), 1 when the lab cannot start, 2 on a usage error, 130 when
+interrupted.
 Python 3 standard library only.
 """
 import argparse
@@ -555,7 +567,8 @@ def run_cell(cell, options, index, run_dir):
             ["turnserver", "-n", f"--listening-ip={TURN_IP}", "--listening-port=443", f"--relay-ip={TURN_IP}",
              "--lt-cred-mech", "--user=ada:secret", "--realm=huddle.test", "--no-tls", "--no-dtls", "--no-cli",
              "--no-tcp-relay", f"--log-file={directory}/turn.log", "--simple-log", f"--pidfile={directory}/turn.pid",
-             f"--userdb={directory}/turn.db"] + (["--verbose"] if options.coturn_verbose else []),
+             f"--userdb={directory}/turn.db"] + (["--verbose"] if options.coturn_verbose else [])
+            + options.coturn_arg,
             {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, directory, clock0)
         procs.append(coturn)
 
@@ -1065,6 +1078,8 @@ def main():
                              "to unroutable peers")
     parser.add_argument("--joiners-get-turn", action="store_true",
                         help="diagnosis: joiners get both --turn options too (by default they have only the ticket)")
+    parser.add_argument("--coturn-arg", action="append", default=[],
+                        help="diagnosis: one more turnserver option (repeatable), e.g. --denied-peer-ip=...")
     parser.add_argument("--coturn-verbose", action="store_true", help="coturn logs every session (--verbose)")
     parser.add_argument("--no-nat-check", action="store_true",
                         help="skip the plain-UDP check of each NAT kind's mapping and filtering")
