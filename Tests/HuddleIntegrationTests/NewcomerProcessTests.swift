@@ -1,4 +1,5 @@
 import Foundation
+import Huddle
 import HuddleCLITestSupport
 import Testing
 
@@ -9,32 +10,17 @@ import Testing
 /// Issue 12: a newcomer's first session with `huddle`, on one machine, as the README tells it.
 @Suite("huddle for a newcomer")
 struct NewcomerProcessTests {
-    /// The members a ticket names (address text and port), read from its bytes (docs/PROTOCOL.md §8.1).
+    /// The members a ticket names, each at its first address (address text and port), as `Invitation` reads them.
     static func ticketAddresses(_ ticket: String) -> [(address: String, port: Int)] {
-        var text = String(ticket.dropFirst("huddle:".count))
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        guard let data = Data(base64Encoded: text) else { return [] }
-        let bytes = Array(data)
-        var offset = 1 + 16 + 32 + 8 + 32
-        offset += 1 + Int(bytes[offset])
-        let count = Int(bytes[offset])
-        offset += 1
-        var members: [(String, Int)] = []
-        for _ in 0..<count {
-            offset += 32
-            let length = bytes[offset] == 4 ? 4 : 16
-            let address = bytes[(offset + 1)..<(offset + 1 + length)]
-            offset += 1 + length
-            let port = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
-            offset += 2
+        guard let invitation = try? Invitation(parsing: ticket) else { return [] }
+        return invitation.members.map { member in
+            let address = member.address
             let text =
-                length == 4
-                ? address.map(String.init).joined(separator: ".")
-                : address.map { String(format: "%02x", $0) }.joined()
-            members.append((text, port))
+                address.family == .ipv4
+                ? address.addressBytes.map(String.init).joined(separator: ".")
+                : address.addressBytes.map { String(format: "%02x", $0) }.joined()
+            return (text, Int(address.port))
         }
-        return members
     }
 
     @Test("The README's two-terminal chat on one machine: each name keeps its own identity, and they chat at once")
