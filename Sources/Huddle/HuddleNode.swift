@@ -456,8 +456,9 @@ public final class HuddleNode: Sendable {
 
     /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``. A
     /// TCP fallback standing by counts as settled, and so does a UDP server that has not answered once a TCP one
-    /// granted an allocation (UDP is blocked). Checked every 10 ms: this runs once, at start, before any session (the
-    /// allocation itself is driven by the endpoint's own timers, not by this wait).
+    /// granted an allocation (UDP is blocked). Checked every 10 ms: this runs at start, and when a joiner adds the
+    /// TURN servers a ticket shares, before it joins (the allocation itself is driven by the endpoint's own timers,
+    /// not by this wait).
     static func awaitTurnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
         let deadline = ContinuousClock.now + turnAllocationWait
         var allocations = await turnAllocations(driver)
