@@ -456,19 +456,13 @@ public final class HuddleNode: Sendable {
 
     /// The allocations once every server granted one or failed, or as they stand after ``turnAllocationWait``. A
     /// TCP fallback standing by counts as settled, and so does a UDP server that has not answered once a TCP one
-    /// granted an allocation (UDP is blocked). Checked every 10 ms: this runs at start, and when a joiner adds the
-    /// TURN servers a ticket shares, before it joins (the allocation itself is driven by the endpoint's own timers,
-    /// not by this wait).
+    /// granted an allocation (UDP is blocked). Checked every 10 ms: this runs once, at start, before the engine that
+    /// reports TURN changes exists (the allocation itself is driven by the endpoint's own timers, not by this wait;
+    /// a joiner waits for a ticket's servers on ``turnAllocationChanges()`` instead).
     static func awaitTurnAllocations(_ driver: UDPEndpointDriver) async -> [TurnAllocation] {
         let deadline = ContinuousClock.now + turnAllocationWait
         var allocations = await turnAllocations(driver)
-        func unsettled(_ allocations: [TurnAllocation]) -> Bool {
-            let overTCP = allocations.contains { $0.transport == .tcp && $0.relayedAddress != nil }
-            return allocations.contains {
-                $0.relayedAddress == nil && $0.failure == nil && !$0.isStandingBy && !($0.transport == .udp && overTCP)
-            }
-        }
-        while unsettled(allocations), ContinuousClock.now < deadline {
+        while TurnAllocation.areUnsettled(allocations), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
             allocations = await turnAllocations(driver)
         }

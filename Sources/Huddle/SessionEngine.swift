@@ -180,6 +180,32 @@ actor SessionEngine {
     /// settle (as at start, at most ``HuddleNode/turnAllocationWait``), their relayed addresses go first when the
     /// node chose its addresses. A joiner whose network blocks UDP, or that sits behind a symmetric NAT, may be
     /// reachable only there: members that join after it dial its record, not the ticket.
+    /// The TURN allocations once `servers` are among them and none may still change soon (see
+    /// ``TurnAllocation/areUnsettled(_:)``), from the endpoint's `turnChanged` events, or as they stand after
+    /// ``HuddleNode/turnAllocationWait``.
+    func settledTurnAllocations(including servers: [TurnServer]) async -> [TurnAllocation] {
+        let updates = turnUpdates
+        let settled = await withTaskGroup(of: [TurnAllocation]?.self) { group in
+            group.addTask {
+                for await allocations in updates.stream() {
+                    let present = servers.allSatisfy { server in
+                        allocations.contains { $0.server == server.address && $0.transport == server.transport }
+                    }
+                    if present, !TurnAllocation.areUnsettled(allocations) { return allocations }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: HuddleNode.turnAllocationWait)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        return settled ?? updates.value
+    }
+
     func recordWithTurn(from invitation: Invitation) async -> MemberRecord {
         let servers = invitation.turnServers
         guard !servers.isEmpty else { return localRecord }
@@ -187,7 +213,7 @@ actor SessionEngine {
             for server in servers { endpoint.addTurnServer(server, now: now) }
         }
         guard choosesAddresses else { return localRecord }
-        let relayed = await HuddleNode.awaitTurnAllocations(driver).compactMap(\.relayedAddress)
+        let relayed = await settledTurnAllocations(including: servers).compactMap(\.relayedAddress)
         let addresses = relayed + advertisedAddresses.filter { !relayed.contains($0) }
         return MemberRecord(
             identity: identity.publicIdentity, name: name,

@@ -14,6 +14,15 @@ public struct TurnAllocation: Sendable, Hashable {
     /// Why the latest attempt failed (wrong credentials, a refusal, no answer), until one succeeds.
     public let failure: TurnFailure?
 
+    /// Whether some of `allocations` may still change soon: neither granted nor failed, and not a TCP fallback
+    /// standing by, nor a UDP server that has not answered while a TCP one granted an allocation (UDP is blocked).
+    static func areUnsettled(_ allocations: [TurnAllocation]) -> Bool {
+        let overTCP = allocations.contains { $0.transport == .tcp && $0.relayedAddress != nil }
+        return allocations.contains {
+            $0.relayedAddress == nil && $0.failure == nil && !$0.isStandingBy && !($0.transport == .udp && overTCP)
+        }
+    }
+
     /// Every allocation of `endpoint`, as it stands.
     static func all(of endpoint: Endpoint) -> [TurnAllocation] {
         endpoint.turnAllocations.map {

@@ -69,21 +69,9 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let output = EventOutput(json: json)
-        let stunServers = try stun.map { text in
-            let (host, port) = try NodeOptions.split(text, option: "--stun")
-            guard port != 0, let address = NodeOptions.networkAddress(host: host, port: port) else {
-                throw ValidationError("--stun \(text): give an IPv4 address and a port other than 0")
-            }
-            return address
-        }
+        let stunServers = try NodeOptions.serverAddresses(stun, option: "--stun", limit: HuddleNode.maxStunServers)
         let turnServers = try turn.map(NodeOptions.turnServer)
-        let relays = try relay.prefix(HuddleNode.maxRelays).map { text in
-            let (host, port) = try NodeOptions.split(text, option: "--relay")
-            guard port != 0, let address = NodeOptions.networkAddress(host: host, port: port) else {
-                throw ValidationError("--relay \(text): give an IPv4 or IPv6 address and a port other than 0")
-            }
-            return address
-        }
+        let relays = try NodeOptions.serverAddresses(relay, option: "--relay", limit: HuddleNode.maxRelays)
         guard !stunServers.isEmpty || !turnServers.isEmpty || !relays.isEmpty else {
             throw ValidationError("give at least one --stun, --turn or --relay server to ask")
         }

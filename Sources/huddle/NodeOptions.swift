@@ -164,27 +164,23 @@ struct NodeOptions: ParsableArguments {
 
     /// The `--relay` addresses.
     func relayAddresses() throws -> [NetworkAddress] {
-        guard relay.count <= HuddleNode.maxRelays else {
-            throw ValidationError("--relay: \(relay.count) relays; at most \(HuddleNode.maxRelays) are allowed")
-        }
-        return try relay.map { text in
-            let (host, port) = try Self.split(text, option: "--relay")
-            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
-                throw ValidationError("--relay \(text): give an IPv4 or IPv6 address and a port other than 0")
-            }
-            return address
-        }
+        try Self.serverAddresses(relay, option: "--relay", limit: HuddleNode.maxRelays)
     }
 
     /// The `--stun` servers.
     func stunServers() throws -> [NetworkAddress] {
-        guard stun.count <= HuddleNode.maxStunServers else {
-            throw ValidationError("--stun: \(stun.count) servers; at most \(HuddleNode.maxStunServers) are allowed")
+        try Self.serverAddresses(stun, option: "--stun", limit: HuddleNode.maxStunServers)
+    }
+
+    /// The HOST:PORT values of a repeated server `option` (`--relay`, `--stun`), at most `limit`.
+    static func serverAddresses(_ texts: [String], option: String, limit: Int) throws -> [NetworkAddress] {
+        guard texts.count <= limit else {
+            throw ValidationError("\(option): \(texts.count) servers; at most \(limit) are allowed")
         }
-        return try stun.map { text in
-            let (host, port) = try Self.split(text, option: "--stun")
-            guard port != 0, let address = Self.networkAddress(host: host, port: port) else {
-                throw ValidationError("--stun \(text): give an IPv4 or IPv6 address and a port other than 0")
+        return try texts.map { text in
+            let (host, port) = try split(text, option: option)
+            guard port != 0, let address = networkAddress(host: host, port: port) else {
+                throw ValidationError("\(option) \(text): give an IPv4 or IPv6 address and a port other than 0")
             }
             return address
         }

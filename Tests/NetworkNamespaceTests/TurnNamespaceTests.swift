@@ -23,27 +23,42 @@ struct TurnNamespaceTests {
     static let turnPort: UInt16 = 443
     static var turn: String { "\(Coturn.username):\(Coturn.password)@\(turnIP):\(turnPort)" }
 
-    /// Gives coturn's namespace a blackhole default route, as the internet drops a datagram to a private address
+    /// Builds the lab (`symmetric` per home) with coturn on the public side (also on 10.99.0.3 and the next port when
+    /// `alternateIP`, for RFC 5780's tests), runs `body` within `seconds`, and takes everything down.
+    ///
+    /// coturn's namespace gets a blackhole default route, as the internet drops a datagram to a private address
     /// upstream. Without it a relayed datagram to a peer's LAN address (a peer offers all its addresses) fails at
     /// coturn's `sendto`, and coturn 4.6.1 then closes a TCP client's allocation (the NAT lab's finding 3).
-    static func dropUnroutable(_ lab: NATTraversalTests.Lab) throws {
+    static func withLab(
+        symmetric: [Bool], alternateIP: Bool = false, seconds: Double,
+        _ body: @escaping @Sendable (NATTraversalTests.Lab, HuddleCluster, Coturn) async throws -> Void
+    ) async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: symmetric, tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
         try lab.relay.ip(["route", "add", "blackhole", "default"])
+        if alternateIP { try lab.relay.ip(["address", "add", "10.99.0.3/24", "dev", "eth0"]) }
+        let coturn = try Coturn(
+            namespace: lab.relay.name, ip: turnIP, port: turnPort, alternateIP: alternateIP ? "10.99.0.3" : nil)
+        defer { coturn.stop() }
+        try await withDeadline(seconds: seconds) { try await body(lab, cluster, coturn) }
+    }
+
+    /// Makes `home` an office network that drops every UDP datagram it sends (an nftables output rule); TCP passes.
+    static func blockUDP(in home: NetworkNamespace) throws {
+        try home.nft(["add", "table", "inet", "office"])
+        try home.nft(["add", "chain", "inet", "office", "out", "{ type filter hook output priority 0; }"])
+        try home.nft(["add", "rule", "inet", "office", "out", "meta", "l4proto", "udp", "drop"])
     }
 
     @Test(
         "Behind two symmetric NATs, with coturn and no huddle relay: joined, chat both ways, the path stays on TURN",
         .timeLimit(.minutes(2)))
     func symmetricThroughCoturn() async throws {
-        let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
-        let cluster = try HuddleCluster()
-        defer {
-            cluster.tearDown()
-            lab.delete()
-        }
-        try Self.dropUnroutable(lab)
-        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
-        defer { coturn.stop() }
-        try await withDeadline(seconds: 90) {
+        try await Self.withLab(symmetric: [true, true], seconds: 90) { lab, cluster, coturn in
             let (host, ticket) = try await cluster.host(
                 "ada", listen: "\(lab.homeAddress(0)):\(NATTraversalTests.port)", namespace: lab.homes[0].name,
                 extra: ["--turn", Self.turn])
@@ -66,20 +81,9 @@ struct TurnNamespaceTests {
         "A joiner whose network drops all outbound UDP, given only a ticket that shares the host's TURN servers, joins over TCP on 443; a later member reaches it too",
         .timeLimit(.minutes(2)))
     func udpBlockedJoinsOverTCP() async throws {
-        let lab = try NATTraversalTests.Lab.build(symmetric: [false, false], tag: NATTraversalTests.tag())
-        let cluster = try HuddleCluster()
-        defer {
-            cluster.tearDown()
-            lab.delete()
-        }
-        try Self.dropUnroutable(lab)
-        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
-        defer { coturn.stop() }
-        // The joiner's network: every UDP datagram it sends is dropped (no DNS is needed here); TCP passes.
-        try lab.homes[1].nft(["add", "table", "inet", "office"])
-        try lab.homes[1].nft(["add", "chain", "inet", "office", "out", "{ type filter hook output priority 0; }"])
-        try lab.homes[1].nft(["add", "rule", "inet", "office", "out", "meta", "l4proto", "udp", "drop"])
-        try await withDeadline(seconds: 90) {
+        try await Self.withLab(symmetric: [false, false], seconds: 90) { lab, cluster, coturn in
+            // The joiner's network: every UDP datagram it sends is dropped (no DNS is needed here); TCP passes.
+            try Self.blockUDP(in: lab.homes[1])
             let (host, ticket) = try await cluster.host(
                 "ada", listen: "\(lab.homeAddress(0)):\(NATTraversalTests.port)", namespace: lab.homes[0].name,
                 extra: ["--turn", Self.turn, "--turn", "\(Self.turn)?transport=tcp", "--share-turn"])
@@ -123,18 +127,7 @@ struct TurnNamespaceTests {
         "huddle doctor names each home's NAT (port-restricted cone, symmetric) and a network that blocks UDP, in under 3 s",
         .timeLimit(.minutes(2)))
     func doctorBehindNATs() async throws {
-        let lab = try NATTraversalTests.Lab.build(symmetric: [false, true], tag: NATTraversalTests.tag())
-        let cluster = try HuddleCluster()
-        defer {
-            cluster.tearDown()
-            lab.delete()
-        }
-        // A second address for coturn, so it answers RFC 5780's CHANGE-REQUEST and names an OTHER-ADDRESS.
-        try lab.relay.ip(["address", "add", "10.99.0.3/24", "dev", "eth0"])
-        let coturn = try Coturn(
-            namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort, alternateIP: "10.99.0.3")
-        defer { coturn.stop() }
-        try await withDeadline(seconds: 60) {
+        try await Self.withLab(symmetric: [false, true], alternateIP: true, seconds: 60) { lab, cluster, coturn in
             let cone = try await Self.doctor(in: lab.homes[0].name, cluster: cluster)
             #expect(cone["mapping"] as? String == "endpoint-independent", "\(cone)\n\(coturn.log)")
             #expect(cone["filtering"] as? String == "address-and-port-dependent", "\(cone)")
@@ -147,9 +140,7 @@ struct TurnNamespaceTests {
             #expect((symmetric["elapsed_ms"] as? Double ?? .infinity) < 3000)
 
             // The cone home now drops all outbound UDP: no STUN answer, TURN over TCP only.
-            try lab.homes[0].nft(["add", "table", "inet", "office"])
-            try lab.homes[0].nft(["add", "chain", "inet", "office", "out", "{ type filter hook output priority 0; }"])
-            try lab.homes[0].nft(["add", "rule", "inet", "office", "out", "meta", "l4proto", "udp", "drop"])
+            try Self.blockUDP(in: lab.homes[0])
             let blocked = try await Self.doctor(in: lab.homes[0].name, cluster: cluster)
             #expect((blocked["reflexive"] as? [String])?.isEmpty == true, "\(blocked)")
             let turn = try #require(blocked["turn"] as? [[String: Any]])
@@ -163,16 +154,7 @@ struct TurnNamespaceTests {
         "A host behind a cone NAT given --stun names its public address in its ticket, before its LAN address",
         .timeLimit(.minutes(1)))
     func stunAddressInTicket() async throws {
-        let lab = try NATTraversalTests.Lab.build(symmetric: [false, false], tag: NATTraversalTests.tag())
-        let cluster = try HuddleCluster()
-        defer {
-            cluster.tearDown()
-            lab.delete()
-        }
-        try Self.dropUnroutable(lab)
-        let coturn = try Coturn(namespace: lab.relay.name, ip: Self.turnIP, port: Self.turnPort)
-        defer { coturn.stop() }
-        try await withDeadline(seconds: 30) {
+        try await Self.withLab(symmetric: [false, false], seconds: 30) { lab, cluster, coturn in
             let (_, ticket) = try await cluster.host(
                 "ada", listen: "0.0.0.0:\(NATTraversalTests.port)", namespace: lab.homes[0].name,
                 extra: ["--stun", "\(Self.turnIP):\(Self.turnPort)"])

@@ -15,6 +15,7 @@ extension Endpoint {
                 || turnClients.contains { $0.server.transport == .udp })
         turnClients.append(
             TurnClient(server: address, credentials: server.credentials, standingBy: isFallback, now: now))
+        noteTurnChange(address)
         if isFallback, turnFallbackAt == nil { turnFallbackAt = now + ProtocolLimits.turnStreamFallbackDelay }
     }
 
