@@ -65,6 +65,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
     case localNetwork(LocalNetworkFailure)
     /// ``HuddleNode/Configuration/keepaliveInterval`` is outside ``HuddleNode/keepaliveIntervals``.
     case keepaliveIntervalOutOfRange(Duration)
+    /// ``HuddleNode/Configuration/shareTurnServers`` is set and the TURN server at `server` has a username or
+    /// password longer than a ticket carries (`limit`, ``Invitation/maxTurnCredentialBytes``, UTF-8 bytes).
+    case turnCredentialsTooLong(server: NetworkAddress, limit: Int)
 
     public var description: String {
         switch self {
@@ -115,6 +118,9 @@ public enum HuddleError: Error, Sendable, CustomStringConvertible {
         case .keepaliveIntervalOutOfRange(let interval):
             "the keepalive interval must be between 100 ms and 5 s (a connection times out after 15 s of silence), "
                 + "not \(interval)"
+        case .turnCredentialsTooLong(let server, let limit):
+            "the TURN server \(server) cannot be shared in tickets: its username or password is longer than "
+                + "\(limit) bytes (turn shareTurnServers off, or give it shorter credentials)"
         }
     }
 }

@@ -203,7 +203,9 @@ public final class HuddleNode: Sendable {
     /// Binds the socket and starts the node.
     ///
     /// - Throws: ``HuddleError/transport(_:)`` when the address cannot be bound,
-    ///   ``HuddleError/keepaliveIntervalOutOfRange(_:)`` when the keepalive interval is outside ``keepaliveIntervals``.
+    ///   ``HuddleError/keepaliveIntervalOutOfRange(_:)`` when the keepalive interval is outside ``keepaliveIntervals``,
+    ///   ``HuddleError/turnCredentialsTooLong(server:limit:)`` when TURN servers are shared in tickets and one's
+    ///   credentials do not fit in a ticket.
     public static func start(_ configuration: Configuration) async throws(HuddleError) -> HuddleNode {
         let transport = configuration.transport
         var endpointConfiguration = EndpointConfiguration(
@@ -212,6 +214,14 @@ public final class HuddleNode: Sendable {
         endpointConfiguration.connection.congestionControl = configuration.congestionControl
         let keepalive = configuration.keepaliveInterval
         guard keepaliveIntervals.contains(keepalive) else { throw .keepaliveIntervalOutOfRange(keepalive) }
+        let limit = Invitation.maxTurnCredentialBytes
+        if configuration.shareTurnServers,
+            let server = configuration.turnServers.prefix(maxTurnServers).first(where: {
+                $0.credentials.username.utf8.count > limit || $0.credentials.password.utf8.count > limit
+            })
+        {
+            throw .turnCredentialsTooLong(server: server.address, limit: limit)
+        }
         endpointConfiguration.connection.keepaliveInterval = keepalive
         endpointConfiguration.connection.unresponsiveAfter = keepalive * 2
         endpointConfiguration.connection.duplicatedChannels = [SessionEngine.messengerDuplicatedChannel]

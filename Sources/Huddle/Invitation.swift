@@ -26,8 +26,9 @@ import HuddleSession
 public struct Invitation: Sendable, CustomStringConvertible {
     /// The text prefix of every ticket.
     public static let prefix = "huddle:"
-    /// The ticket format version this build writes when the ticket names TURN servers; without them it writes
-    /// version 2 when it names relays and 1 otherwise, so older builds still read it. All three are read.
+    /// The ticket format version this build writes when the ticket names TURN servers or a member at several
+    /// addresses; otherwise it writes version 2 when it names relays and 1 when not, so older builds still read it.
+    /// All three are read.
     public static let version: UInt8 = 3
     /// The longest TURN username or password a ticket carries, in UTF-8 bytes.
     public static let maxTurnCredentialBytes = 128
@@ -97,6 +98,8 @@ public struct Invitation: Sendable, CustomStringConvertible {
             decoding: Array(inviterName.utf8.prefix(ProtocolLimits.maxMemberNameBytes)), as: UTF8.self)
         self.members = Array(members.prefix(Self.maxMembers))
         self.relays = Array(relays.prefix(ProtocolLimits.maxRelays))
+        // A node sharing longer credentials is refused at start (``HuddleError/turnCredentialsTooLong(server:limit:)``);
+        // this only keeps a ticket built otherwise writable.
         self.turnServers = Array(
             turnServers.filter {
                 $0.credentials.username.utf8.count <= Self.maxTurnCredentialBytes

@@ -27,6 +27,29 @@ struct ConfigurationTests {
         await node.shutdown()
     }
 
+    @Test("Sharing a TURN server whose credentials do not fit in a ticket is refused at start with a typed error")
+    func sharedTurnCredentialsTooLong() async throws {
+        var random = ChaChaRandomGenerator(seed: 3703)
+        let server = NetworkAddress(ipv4: 192, 0, 2, 10, port: 3478)
+        var configuration = HuddleNode.Configuration(identity: Identity(using: &random), name: "sharing")
+        configuration.turnServers = [
+            TurnServer(
+                address: server,
+                credentials: TurnCredentials(
+                    username: "ada", password: String(repeating: "p", count: Invitation.maxTurnCredentialBytes + 1)))
+        ]
+        configuration.shareTurnServers = true
+        do {
+            let node = try await HuddleNode.start(configuration)
+            await node.shutdown()
+            Issue.record("credentials longer than a ticket carries were shared")
+        } catch .turnCredentialsTooLong(let refused, let limit) {
+            #expect(refused == server && limit == Invitation.maxTurnCredentialBytes)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
     @Test("A keepalive interval outside 100 ms ... 5 s is refused with a typed error; the bounds themselves start")
     func keepaliveBounds() async throws {
         var random = ChaChaRandomGenerator(seed: 3702)

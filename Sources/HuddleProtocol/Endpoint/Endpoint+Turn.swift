@@ -80,8 +80,7 @@ extension Endpoint {
                 // Kept by the client (``TurnClient/lastFailure``) for ``turnAllocations``; it retries by itself.
                 // With no UDP allocation left, a TCP fallback standing by is due now: the loss took a timeout.
                 if turnClients[index].server.transport == .udp, turnFallbackAt == nil,
-                    turnClients.contains(where: \.isStandingBy),
-                    !turnClients.contains(where: { $0.server.transport == .udp && $0.relayedAddress != nil })
+                    turnClients.contains(where: \.isStandingBy), !hasUDPAllocation
                 {
                     turnFallbackAt = now
                 }
@@ -99,12 +98,17 @@ extension Endpoint {
     mutating func handleTurnFallback(now: Instant) {
         guard let at = turnFallbackAt, at <= now else { return }
         turnFallbackAt = nil
-        guard !turnClients.contains(where: { $0.server.transport == .udp && $0.relayedAddress != nil }) else { return }
+        guard !hasUDPAllocation else { return }
         for index in turnClients.indices where turnClients[index].isStandingBy {
             noteTurnChange(turnClients[index].server)
             turnClients[index].activate(now: now)
             turnClients[index].handleTimeout(now: now, using: &random)
         }
+    }
+
+    /// Whether a TURN server granted an allocation over UDP (then no TCP fallback is needed).
+    private var hasUDPAllocation: Bool {
+        turnClients.contains { $0.server.transport == .udp && $0.relayedAddress != nil }
     }
 
     /// A UDP allocation works (again): connections carried over a TCP allocation move to it, and the TCP servers
