@@ -26,9 +26,11 @@ struct TurnNamespaceTests {
     /// Builds the lab (`symmetric` per home) with coturn on the public side (also on 10.99.0.3 and the next port when
     /// `alternateIP`, for RFC 5780's tests), runs `body` within `seconds`, and takes everything down.
     ///
-    /// coturn's namespace gets a blackhole default route, as the internet drops a datagram to a private address
-    /// upstream. Without it a relayed datagram to a peer's LAN address (a peer offers all its addresses) fails at
-    /// coturn's `sendto`, and coturn 4.6.1 then closes a TCP client's allocation (the NAT lab's finding 3).
+    /// coturn's namespace gets a default route to 10.99.0.254 on the public bridge, where a datagram to a private
+    /// address is dropped silently, as the internet drops it upstream. Without it (or with a blackhole route in
+    /// coturn's own namespace, which makes the send fail locally) a relayed datagram to a peer's LAN address (a peer
+    /// offers all its addresses) fails at coturn's `sendto`, and coturn 4.6.1 then closes a TCP client's allocation
+    /// (the NAT lab's finding 3).
     static func withLab(
         symmetric: [Bool], alternateIP: Bool = false, seconds: Double,
         _ body: @escaping @Sendable (NATTraversalTests.Lab, HuddleCluster, Coturn) async throws -> Void
@@ -39,7 +41,10 @@ struct TurnNamespaceTests {
             cluster.tearDown()
             lab.delete()
         }
-        try lab.relay.ip(["route", "add", "blackhole", "default"])
+        let bridge = lab.namespaces[0]
+        try bridge.ip(["address", "add", "10.99.0.254/24", "dev", "br0"])
+        try bridge.ip(["route", "add", "blackhole", "default"])
+        try lab.relay.ip(["route", "add", "default", "via", "10.99.0.254"])
         if alternateIP { try lab.relay.ip(["address", "add", "10.99.0.3/24", "dev", "eth0"]) }
         let coturn = try Coturn(
             namespace: lab.relay.name, ip: turnIP, port: turnPort, alternateIP: alternateIP ? "10.99.0.3" : nil)
