@@ -28,7 +28,7 @@ enum AdvertisedAddresses {
         where address.family == bound.family && !isLoopback(address) && !isLinkLocal(address)
             && !address.addressBytes.allSatisfy({ $0 == 0 })
         {
-            let candidate = withPort(address, bound.port)
+            let candidate = address.withPort(bound.port)
             if !chosen.contains(candidate) { chosen.append(candidate) }
         }
         let loopback: NetworkAddress =
@@ -44,7 +44,7 @@ enum AdvertisedAddresses {
     static func resolving(_ addresses: [NetworkAddress], port: UInt16) -> [NetworkAddress] {
         var resolved: [NetworkAddress] = []
         for address in addresses {
-            let candidate = address.port == 0 ? withPort(address, port) : address
+            let candidate = address.port == 0 ? address.withPort(port) : address
             if !resolved.contains(candidate) { resolved.append(candidate) }
         }
         return Array(resolved.prefix(ProtocolLimits.maxMemberAddresses))
@@ -69,14 +69,6 @@ enum AdvertisedAddresses {
         switch address.family {
         case .ipv4: return bytes[0] == 169 && bytes[1] == 254
         case .ipv6: return bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
-        }
-    }
-
-    static func withPort(_ address: NetworkAddress, _ port: UInt16) -> NetworkAddress {
-        let bytes = address.addressBytes
-        switch address.family {
-        case .ipv4: return NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: port)
-        case .ipv6: return NetworkAddress(ipv6: bytes, port: port)!
         }
     }
 }

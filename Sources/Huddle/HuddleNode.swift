@@ -77,6 +77,15 @@ public final class HuddleNode: Sendable {
         /// those servers (their quota, not the session) until they change: prefer time-limited credentials (coturn's
         /// `use-auth-secret`) for servers shared this way.
         public var shareTurnServers = false
+        /// Whether the node asks its home router to forward a public port to its socket (PCP, then NAT-PMP; on by
+        /// default). Only a node bound to the unspecified address (`0.0.0.0`) or to its address toward the router
+        /// asks, and only a router reached from a private address (10/8, 172.16/12, 192.168/16, 100.64/10): that is
+        /// the NAT. The mapped address reaches this node from anywhere, so peers behind any NAT, symmetric ones
+        /// included, get a direct path: it is offered to peers first and, when ``advertisedAddresses`` is left
+        /// empty, advertised first (``HuddleNode/start(_:)`` waits up to ``HuddleNode/portMappingWait`` for it). The
+        /// mapping is renewed while the node runs and deleted at ``HuddleNode/shutdown()``. Gateways are read from
+        /// Linux's routing table; elsewhere nothing is asked.
+        public var portMapping = true
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -131,6 +140,11 @@ public final class HuddleNode: Sendable {
     public static let maxStunServers = ProtocolLimits.maxStunServers
     /// How long ``start(_:)`` waits for the STUN servers' answers before advertising what it has.
     public static let stunWait: Duration = .seconds(1)
+
+    /// How long ``start(_:)`` waits for the home router's port mapping (``Configuration/portMapping``): a router on
+    /// the LAN answers within milliseconds, and one that does not answer at all should not hold a node up longer. A
+    /// mapping granted later is still offered to peers for hole punching.
+    public static let portMappingWait: Duration = .milliseconds(500)
 
     /// The most TURN servers a node allocates on (``Configuration/turnServers``; more are ignored).
     public static let maxTurnServers = ProtocolLimits.maxTurnServers
@@ -250,6 +264,24 @@ public final class HuddleNode: Sendable {
             let relayed = await awaitTurnAllocations(driver).compactMap(\.relayedAddress)
             advertised = Array((relayed + advertised.filter { !relayed.contains($0) }).prefix(maxAdvertisedAddresses))
         }
+        if configuration.portMapping {
+            let gateways = HomeGateway.discover().filter {
+                bound.addressBytes.allSatisfy({ $0 == 0 }) || bound.addressBytes == $0.localAddress.addressBytes
+            }
+            if !gateways.isEmpty, bound.family == .ipv4 {
+                try? await driver.perform { endpoint, now in
+                    for gateway in gateways {
+                        endpoint.addPortMapping(
+                            gateway: gateway.address, localAddress: gateway.localAddress.withPort(bound.port), now: now)
+                    }
+                }
+                let mapped = await awaitPortMappings(driver).compactMap(\.externalAddress)
+                if configuration.advertisedAddresses.isEmpty {
+                    advertised = Array(
+                        (mapped + advertised.filter { !mapped.contains($0) }).prefix(maxAdvertisedAddresses))
+                }
+            }
+        }
         // The interface addresses are this node's direct candidates for hole punching (its reflexive addresses come
         // from relays and peers).
         let candidates = advertised
@@ -271,7 +303,11 @@ public final class HuddleNode: Sendable {
         await engine.start()
         // On the loop, so no newer update from a `turnChanged` event can be overwritten by this read.
         let turnUpdates = engine.turnUpdates
-        try? await driver.perform { endpoint, _ in turnUpdates.update(TurnAllocation.all(of: endpoint)) }
+        let portMappingUpdates = engine.portMappingUpdates
+        try? await driver.perform { endpoint, _ in
+            turnUpdates.update(TurnAllocation.all(of: endpoint))
+            portMappingUpdates.update(endpoint.portMappings)
+        }
         let node = HuddleNode(
             driver: driver, engine: engine, identity: configuration.identity, name: name,
             advertisedAddresses: advertised, temporaryDataDirectory: temporary)
@@ -479,6 +515,32 @@ public final class HuddleNode: Sendable {
         return allocations
     }
 
+    /// The port mappings once each gateway mapped or failed, or as they stand after ``portMappingWait``. Checked
+    /// every 10 ms, once, at start, like ``awaitStunAnswers(_:)``.
+    static func awaitPortMappings(_ driver: UDPEndpointDriver) async -> [PortMapping] {
+        let deadline = ContinuousClock.now + portMappingWait
+        var mappings: [PortMapping] = []
+        repeat {
+            mappings = (try? await driver.perform { endpoint, _ in endpoint.portMappings }) ?? []
+            if mappings.allSatisfy({ $0.externalAddress != nil || $0.failure != nil }) { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        } while ContinuousClock.now < deadline
+        return mappings
+    }
+
+    /// Where each home router's port mapping for this node stands (``Configuration/portMapping``): the mapped
+    /// public address, or why there is none. Empty when no router was asked.
+    public func portMappings() async -> [PortMapping] {
+        (try? await driver.perform { endpoint, _ in endpoint.portMappings }) ?? []
+    }
+
+    /// Where every port mapping stands (as ``portMappings()`` says), then the list again after each change: mapped,
+    /// moved to another address, refused, unanswered, released at shutdown. An observer that falls behind sees only
+    /// the newest list; the stream ends at ``shutdown()``.
+    public func portMappingChanges() -> AsyncStream<[PortMapping]> {
+        engine.portMappingUpdates.stream()
+    }
+
     /// Where the STUN servers see this node, once each answered or after ``stunWait``, each address once. Checked
     /// every 10 ms, once, at start (the requests themselves run on the endpoint's timers).
     static func awaitStunAnswers(_ driver: UDPEndpointDriver) async -> [NetworkAddress] {
@@ -501,6 +563,7 @@ public final class HuddleNode: Sendable {
         await engine.shutdown()
         await driver.close()
         engine.turnUpdates.finish()
+        engine.portMappingUpdates.finish()
         let monitor = pathWatch.withLockedValue { watch in
             watch.closed = true
             return watch.monitor

@@ -82,6 +82,9 @@ actor SessionEngine {
     /// Where the TURN allocations stand, updated on the event loop at each of the endpoint's `turnChanged` events
     /// (``HuddleNode/turnAllocationChanges()``).
     nonisolated let turnUpdates = Broadcast<[TurnAllocation]>([])
+    /// Where the port mappings stand, updated on the event loop at each of the endpoint's `portMappingChanged`
+    /// events (``HuddleNode/portMappingChanges()``).
+    nonisolated let portMappingUpdates = Broadcast<[PortMapping]>([])
     let logger: Logger
     /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
     nonisolated let metrics: NodeMetrics?
@@ -139,10 +142,13 @@ actor SessionEngine {
         let inbox = self.inbox
         let limit = Self.eventBatchLimit
         try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) {
-            [weak self, turnUpdates] events, endpoint, now in
-            // TURN state is the node's, session or not.
+            [weak self, turnUpdates, portMappingUpdates] events, endpoint, now in
+            // TURN and port-mapping state is the node's, session or not.
             if events.contains(where: { if case .turnChanged = $0 { true } else { false } }) {
                 turnUpdates.update(TurnAllocation.all(of: endpoint))
+            }
+            if events.contains(where: { if case .portMappingChanged = $0 { true } else { false } }) {
+                portMappingUpdates.update(endpoint.portMappings)
             }
             // No session: events are dropped, as nothing could use them.
             guard loop.value != nil else { return true }

@@ -42,6 +42,17 @@ public struct NetworkAddress: Hashable, Sendable, CustomStringConvertible {
         return family == .ipv4 ? Array(all.prefix(4)) : all
     }
 
+    /// The same address with `port`.
+    public func withPort(_ port: UInt16) -> NetworkAddress {
+        switch family {
+        case .ipv4:
+            let bytes = addressBytes
+            return NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: port)
+        case .ipv6:
+            return NetworkAddress(ipv6: addressBytes, port: port)!
+        }
+    }
+
     /// A canonical byte form (family, address, port) used to bind cookies to a source address.
     public var canonicalBytes: [UInt8] {
         [family.rawValue] + addressBytes + [UInt8(port >> 8), UInt8(truncatingIfNeeded: port)]

@@ -191,8 +191,8 @@ public struct EndpointNode: SimulatedNode {
                 responsiveness.append((peer, true, now))
             case .unsent:
                 break  // only drivers with a queue in front of the endpoint report these
-            case .turnChanged:
-                break  // the simulator runs no TURN servers
+            case .turnChanged, .portMappingChanged:
+                break  // the simulator runs no TURN servers or routers
             case .closed(_, let peer, let reason, let undelivered):
                 closures.append((peer, reason, undelivered))
                 if closedAt == nil { closedAt = now }

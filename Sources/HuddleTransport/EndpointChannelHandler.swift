@@ -265,6 +265,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
         for id in endpoint.connectionIDs {
             endpoint.close(id, code: .noError, reason: reason, now: now)
         }
+        // The router stops forwarding to a socket about to close (its deletion goes out with the CLOSEs).
+        endpoint.releasePortMappings(now: now)
         // Every CLOSE goes out now, however many connections there are: closed connections send nothing else.
         flushTransmits(budget: .max)
         // The local `.closed` events are handed over whether or not the consumer wants more: they are its last.

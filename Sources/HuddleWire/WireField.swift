@@ -56,6 +56,10 @@ public enum WireField: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case relayToken
     /// The MAC of a relay packet (16 bytes).
     case relayMAC
+    /// The version byte of a PCP or NAT-PMP message (2 or 0).
+    case portMappingVersion
+    /// The opcode of a PCP or NAT-PMP response.
+    case portMappingOpcode
 
     /// The field's name as used in `docs/PROTOCOL.md`.
     public var description: String { rawValue }

@@ -141,6 +141,29 @@ struct EventOutput: Sendable {
             text: text)
     }
 
+    /// A `port-mapping` event: where the home router's mapping for this node stands (`gateway`, `protocol` pcp or
+    /// nat-pmp, the `external` address peers reach, its `lifetime_s`, or the `error`).
+    func portMapping(_ mapping: PortMapping) {
+        let gateway = "\(mapping.gateway)"
+        let text: String
+        if let external = mapping.externalAddress, let method = mapping.mappingProtocol {
+            text = "port mapping on \(gateway) (\(method)): reachable at \(external)"
+        } else if let failure = mapping.failure {
+            text = "port mapping on \(gateway): none (\(failure)); asking again later"
+        } else {
+            text = "port mapping on \(gateway): released"
+        }
+        emit(
+            "port-mapping",
+            [
+                "gateway": .string(gateway), "protocol": mapping.mappingProtocol.map { .string("\($0)") } ?? .null,
+                "external": mapping.externalAddress.map { .string("\($0)") } ?? .null,
+                "lifetime_s": mapping.lifetime.map { .integer(Int($0.components.seconds)) } ?? .null,
+                "error": mapping.failure.map { .string("\($0)") } ?? .null,
+            ],
+            text: text)
+    }
+
     /// What `huddle doctor` found, as one `doctor` event: the probing address, the NAT's `mapping` and `filtering`,
     /// the `reflexive` addresses, each STUN server's answer, each TURN allocation attempt, each relay registration
     /// (`relays`: `relay`, `registered`, `ms`), the largest datagram that

@@ -74,7 +74,7 @@ struct HostCommand: AsyncParsableCommand {
                     validFor: .seconds(ticketLifetime), requiresApproval: askToJoin, uses: ticketUses),
                 askToJoin: askToJoin, uses: ticketUses)
             if let server = started.metricsServer { output.metrics(server.localAddress) }
-            _ = TurnReporter.start(node, output: output)
+            StateReporter.start(node, output: output)
             if let lan {
                 output.announcing(try await session.announceNearby(as: lan, validFor: .seconds(lanLifetime)))
             }

@@ -72,7 +72,7 @@ struct JoinCommand: AsyncParsableCommand {
         }
         let node = started.node
         if let server = started.metricsServer { output.metrics(server.localAddress) }
-        _ = TurnReporter.start(node, output: output)
+        StateReporter.start(node, output: output)
         // Joining waits up to 30 s for a member to answer; a signal meanwhile shuts the node down, which leaves the
         // session (announcing it to any member already reached) and makes the join throw.
         let interruption = Task { () -> Int32? in

@@ -85,6 +85,14 @@ struct NodeOptions: ParsableArguments {
                 + "symmetric NAT) then allocate on them too. Whoever holds such a ticket can use those credentials."))
     var shareTurn = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Do not ask the home router to forward a public port to this node (PCP, then NAT-PMP).",
+            discussion: "By default a node listening on 0.0.0.0 behind a router (reached from a private address) asks "
+                + "it for a mapping, advertises the public address first and deletes the mapping when it stops; "
+                + "peers behind any NAT then reach it directly."))
+    var noPortMapping = false
+
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
@@ -283,6 +291,7 @@ struct NodeOptions: ParsableArguments {
         configuration.turnServers = try turnServers()
         configuration.shareTurnServers = shareTurn
         configuration.stunServers = try stunServers()
+        configuration.portMapping = !noPortMapping
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }

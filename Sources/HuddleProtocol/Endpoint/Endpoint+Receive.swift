@@ -12,6 +12,10 @@ extension Endpoint {
             handleTurnDatagram(datagram, from: index, now: now)
             return
         }
+        if !portMappingClients.isEmpty, let index = portMappingClients.firstIndex(where: { $0.gateway == source }) {
+            handlePortMappingDatagram(UnsafeRawBufferPointer(datagram), from: index, now: now)
+            return
+        }
         if !stunClients.isEmpty, let index = stunClients.firstIndex(where: { $0.server == source }) {
             let dropped = stunClients[index].datagramsDropped
             if let mapped = stunClients[index].handle(UnsafeRawBufferPointer(datagram)) {

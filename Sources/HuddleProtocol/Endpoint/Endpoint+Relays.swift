@@ -22,11 +22,13 @@ extension Endpoint {
         candidatesChanged()
     }
 
-    /// The addresses offered to peers in CANDIDATES: reflexive addresses first (the ones that work across NATs),
-    /// then interface addresses, at most ``ProtocolLimits/maxCandidates``.
+    /// The addresses offered to peers in CANDIDATES: port-mapped addresses first (a router forwards them to this
+    /// node from anywhere), then reflexive addresses (the ones that work across NATs), then interface addresses, at
+    /// most ``ProtocolLimits/maxCandidates``.
     var candidates: [NetworkAddress] {
         var all: [NetworkAddress] = []
-        for address in reflexiveAddresses.reversed() + localAddresses where !all.contains(address) {
+        let mapped = portMappingClients.compactMap(\.mapping.externalAddress)
+        for address in mapped + reflexiveAddresses.reversed() + localAddresses where !all.contains(address) {
             all.append(address)
         }
         return Array(all.prefix(ProtocolLimits.maxCandidates))
@@ -41,7 +43,7 @@ extension Endpoint {
         candidatesChanged()
     }
 
-    private mutating func candidatesChanged() {
+    mutating func candidatesChanged() {
         let current = candidates
         for id in connectionOrder {
             connections.withConnection(in: connections.slot(of: id)!) { $0.setLocalCandidates(current) }

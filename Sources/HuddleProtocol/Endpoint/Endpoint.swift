@@ -43,6 +43,10 @@ public struct Endpoint {
     var turnFallbackAt: Instant?
     /// The STUN servers this endpoint asks for its reflexive address.
     var stunClients: [StunBindingClient] = []
+    /// The gateways this endpoint keeps a port mapping on.
+    var portMappingClients: [PortMappingClient] = []
+    /// Gateways whose port mapping changed since ``pollEvent()`` last reported them (each at most once).
+    var portMappingChanges: [NetworkAddress] = []
     /// TURN servers whose allocation changed since ``pollEvent()`` last reported them (each at most once).
     var turnChanges: [TurnServerAddress] = []
     /// This endpoint's interface addresses (with its port), as the driver reports them.
@@ -331,6 +335,7 @@ public struct Endpoint {
     /// The next event, or `nil`. Messages count as consumed (and reopen flow-control credit) when returned here.
     public mutating func pollEvent() -> EndpointEvent? {
         if !turnChanges.isEmpty { return .turnChanged(turnChanges.removeFirst()) }
+        if !portMappingChanges.isEmpty { return .portMappingChanged(portMappingChanges.removeFirst()) }
         // Only connections that changed since they last had no event can have one; each is drained before the next.
         while let slot = connections.eventCandidates.first {
             guard connections.isOccupied(slot) else {
@@ -394,6 +399,9 @@ public struct Endpoint {
             for client in turnClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
             if let turnFallbackAt { earliest = min(earliest ?? turnFallbackAt, turnFallbackAt) }
             for client in stunClients { earliest = min(earliest ?? client.nextDeadline, client.nextDeadline) }
+            for case let deadline? in portMappingClients.lazy.map(\.nextDeadline) {
+                earliest = min(earliest ?? deadline, deadline)
+            }
             return earliest
         }
     }
@@ -412,6 +420,7 @@ public struct Endpoint {
             let server = stunClients[index].server
             while let datagram = stunClients[index].pollTransmit() { outbox.append((.direct(server), datagram)) }
         }
+        if !portMappingClients.isEmpty { handlePortMappingTimeouts(now: now) }
         for index in turnClients.indices where turnClients[index].nextDeadline <= now {
             turnClients[index].handleTimeout(now: now, using: &random)
             collectTurnOutput(index, now: now)

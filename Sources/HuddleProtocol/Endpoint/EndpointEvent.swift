@@ -28,4 +28,7 @@ public enum EndpointEvent: Sendable, Equatable {
     /// The allocation on TURN server `server` changed: granted, lost or failed, or a TCP fallback started or stood
     /// by again. ``Endpoint/turnAllocations`` says where each stands now.
     case turnChanged(TurnServerAddress)
+    /// The port mapping on gateway `gateway` (at port 5351) changed: mapped, moved, refused, unanswered or released.
+    /// ``Endpoint/portMappings`` says where each stands now.
+    case portMappingChanged(NetworkAddress)
 }

@@ -76,6 +76,9 @@ public struct EndpointStatistics: Sendable, Hashable {
     /// matching no request in flight or failing its MESSAGE-INTEGRITY (``TurnClient/datagramsDropped``,
     /// ``StunBindingClient/datagramsDropped``).
     public var turnDatagramsDropped = 0
+    /// Datagrams from a port-mapping gateway dropped: malformed, or not an answer to the request in flight
+    /// (``PortMappingClient/datagramsDropped``).
+    public var portMappingDatagramsDropped = 0
     /// Connections removed (closed, drained, timed out, or replaced); their counters are in
     /// ``Endpoint/closedConnectionStatistics``.
     public var connectionsClosed = 0
@@ -101,6 +104,7 @@ public struct EndpointStatistics: Sendable, Hashable {
         ("rejected", { $0.transportRejected }),
         ("relay", { $0.relayPacketsDropped }),
         ("turn", { $0.turnDatagramsDropped }),
+        ("port_mapping", { $0.portMappingDatagramsDropped }),
     ]
 
     /// Received datagrams dropped without effect: the sum of ``dropReasons``.

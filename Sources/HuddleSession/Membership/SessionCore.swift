@@ -149,8 +149,8 @@ public struct SessionCore: Sendable {
             }
         // Held messages (``early``) stay held: the peer's transport counts them as delivered, and its
         // announcement may still come.
-        case .turnChanged:
-            // Not the session's: the node reports TURN state to the application itself.
+        case .turnChanged, .portMappingChanged:
+            // Not the session's: the node reports TURN and port-mapping state to the application itself.
             return
         case .unsent(let report):
             let peer = report.peer ?? report.connection.flatMap { peers[$0] }

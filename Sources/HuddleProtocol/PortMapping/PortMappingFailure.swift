@@ -1,0 +1,17 @@
+/// Why a gateway gave this node no port mapping.
+public enum PortMappingFailure: Sendable, Hashable, CustomStringConvertible {
+    /// Neither PCP nor NAT-PMP was answered (``ProtocolLimits/portMappingAttempts`` sends each): the router does
+    /// not run them, or has them turned off.
+    case unanswered
+    /// The gateway answered with an error: the protocol and its result code (PCP: RFC 6887 19.4, for example
+    /// 2 NOT_AUTHORIZED, 8 NO_RESOURCES; NAT-PMP: RFC 6886 3.5, for example 2 not authorized, 4 out of resources).
+    case refused(PortMappingProtocol, resultCode: Int)
+
+    /// A sentence for logs and the CLI.
+    public var description: String {
+        switch self {
+        case .unanswered: "the gateway answered neither PCP nor NAT-PMP"
+        case .refused(let method, let code): "the gateway refused the \(method) mapping (result code \(code))"
+        }
+    }
+}
