@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine with Swift lacks: libsodium-dev (and pkg-config to find it); as root
 # also iproute2, nftables and conntrack, which the network-namespace tests need (they are skipped when not root);
-# coturn, the TURN server the TURN client is tested against (CoturnInteropTests, on loopback).
+# coturn, the TURN server the TURN client is tested against (CoturnInteropTests, on loopback); as root also
+# miniupnpd, the router the port-mapping client is tested against (PortMappingNamespaceTests).
 # Uses sudo when not root. Idempotent: does nothing when everything is present.
 # Also PyNaCl (from PyPI) for the independent protocol-vector reference in scripts/vectors, when Python is present.
 set -euo pipefail
@@ -18,6 +19,8 @@ if [ "$(id -u)" -eq 0 ]; then
     command -v ip >/dev/null 2>&1 || missing+=(iproute2)
     command -v nft >/dev/null 2>&1 || missing+=(nftables)
     command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
+    # The port-mapping router of the namespace tests (PCP, NAT-PMP), with its nftables backend.
+    [ -x /usr/sbin/miniupnpd ] || missing+=(miniupnpd-nftables miniupnpd)
 fi
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

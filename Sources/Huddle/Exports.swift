@@ -18,6 +18,10 @@
 @_exported import struct HuddleProtocol.ConnectionID
 @_exported import struct HuddleProtocol.EndpointStatistics
 @_exported import struct HuddleProtocol.NetworkAddress
+// What ``HuddleNode/portMappings()`` reports.
+@_exported import struct HuddleProtocol.PortMapping
+@_exported import enum HuddleProtocol.PortMappingFailure
+@_exported import enum HuddleProtocol.PortMappingProtocol
 @_exported import enum HuddleProtocol.ProtocolError
 @_exported import enum HuddleProtocol.ProtocolViolation
 // What ``HuddleNode/Configuration/turnServers`` and ``TurnAllocation`` name.

@@ -148,10 +148,8 @@ struct EventOutput: Sendable {
         let text: String
         if let external = mapping.externalAddress, let method = mapping.mappingProtocol {
             text = "port mapping on \(gateway) (\(method)): reachable at \(external)"
-        } else if let failure = mapping.failure {
-            text = "port mapping on \(gateway): none (\(failure)); asking again later"
         } else {
-            text = "port mapping on \(gateway): released"
+            text = "port mapping on \(gateway): none (\(mapping.failure.map { "\($0)" } ?? "not asked yet"))"
         }
         emit(
             "port-mapping",

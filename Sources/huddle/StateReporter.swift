@@ -7,21 +7,26 @@ import Huddle
 enum StateReporter {
     /// Starts reporting `changes`, printing each changed item with `print`; the task ends when the stream does (at
     /// the node's shutdown).
+    /// Items `worthPrinting` rejects are skipped (a port mapping still being asked for says nothing yet).
     static func start<Item: Equatable & Sendable>(
-        _ changes: AsyncStream<[Item]>, print: @escaping @Sendable (Item) -> Void
+        _ changes: AsyncStream<[Item]>, worthPrinting: @escaping @Sendable (Item) -> Bool = { _ in true },
+        print: @escaping @Sendable (Item) -> Void
     ) -> Task<Void, Never> {
         Task {
             var printed: [Item] = []
             for await items in changes {
-                for item in items where !printed.contains(item) { print(item) }
+                for item in items where !printed.contains(item) && worthPrinting(item) { print(item) }
                 printed = items
             }
         }
     }
 
-    /// Reports `node`'s TURN allocations and port mappings to `output`.
+    /// Reports `node`'s TURN allocations and port mappings to `output`: a port mapping once it is mapped or failed,
+    /// and at each change after that.
     static func start(_ node: HuddleNode, output: EventOutput) {
         _ = start(node.turnAllocationChanges()) { output.turn($0) }
-        _ = start(node.portMappingChanges()) { output.portMapping($0) }
+        _ = start(node.portMappingChanges(), worthPrinting: { $0.externalAddress != nil || $0.failure != nil }) {
+            output.portMapping($0)
+        }
     }
 }

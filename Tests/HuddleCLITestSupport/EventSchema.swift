@@ -35,11 +35,13 @@ public struct EventSchema: Sendable {
                 } else if let types = property["type"] as? [String] {
                     fields[key] = Set(types)
                 }
-                if let allowed = property["enum"] as? [String] {
-                    values[name, default: [:]][key] = Set(allowed)
-                    // An enum of strings alone (no `type`) is a string field: without this, such a field (`path` of
-                    // `path-changed`) read as one the schema does not have.
-                    if fields[key] == nil { fields[key] = ["string"] }
+                if let allowed = property["enum"] as? [Any] {
+                    values[name, default: [:]][key] = Set(allowed.compactMap { $0 as? String })
+                    // An enum of strings alone (no `type`) is a string field (null too when it lists null): without
+                    // this, such a field (`path` of `path-changed`) read as one the schema does not have.
+                    if fields[key] == nil {
+                        fields[key] = allowed.contains(where: { $0 is NSNull }) ? ["string", "null"] : ["string"]
+                    }
                 }
             }
             events[name] = fields

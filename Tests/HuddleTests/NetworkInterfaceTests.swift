@@ -19,7 +19,7 @@ struct NetworkInterfaceTests {
         let theirs = try System.enumerateDevices()
         for device in theirs {
             guard let socketAddress = device.address, let address = NetworkAddress(socketAddress) else { continue }
-            let unported = AdvertisedAddresses.withPort(address, 0)
+            let unported = address.withPort(0)
             #expect(
                 ours.contains { $0.name == device.name && $0.address == unported },
                 "\(device.name) \(unported) is missing from \(ours)")

@@ -36,8 +36,10 @@ struct NATTraversalTests {
             guard status == 0 else { throw HuddleProcessError.commandFailed("sysctl \(setting): \(output)") }
         }
 
-        /// Builds the lab; `symmetric[i]` makes home `i`'s router port-randomising.
-        static func build(symmetric: [Bool], tag: String) throws -> Lab {
+        /// Builds the lab; `symmetric[i]` makes home `i`'s router port-randomising. `wan` is the public network's
+        /// /24 (the relay at .1, the routers at .11 and .12): a public-looking one for a router that refuses to map
+        /// ports from a private address (miniupnpd).
+        static func build(symmetric: [Bool], tag: String, wan: String = "10.99.0") throws -> Lab {
             var lab = Lab()
             do {
                 let bridge = try NetworkNamespace.create("huddle-\(tag)-pub")
@@ -48,7 +50,7 @@ struct NATTraversalTests {
                 lab.namespaces.append(relay)
                 lab.relay = relay
                 try relay.ip(["link", "add", "eth0", "type", "veth", "peer", "name", "relay", "netns", bridge.name])
-                try relay.ip(["address", "add", "10.99.0.1/24", "dev", "eth0"])
+                try relay.ip(["address", "add", "\(wan).1/24", "dev", "eth0"])
                 try relay.ip(["link", "set", "eth0", "up"])
                 try bridge.ip(["link", "set", "relay", "master", "br0"])
                 try bridge.ip(["link", "set", "relay", "up"])
@@ -62,7 +64,7 @@ struct NATTraversalTests {
                     try router.ip([
                         "link", "add", "wan", "type", "veth", "peer", "name", "r\(index)", "netns", bridge.name,
                     ])
-                    try router.ip(["address", "add", "10.99.0.\(11 + index)/24", "dev", "wan"])
+                    try router.ip(["address", "add", "\(wan).\(11 + index)/24", "dev", "wan"])
                     try router.ip(["link", "set", "wan", "up"])
                     try bridge.ip(["link", "set", "r\(index)", "master", "br0"])
                     try bridge.ip(["link", "set", "r\(index)", "up"])
