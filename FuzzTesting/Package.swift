@@ -37,6 +37,7 @@ let package = Package(
         .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "HandshakeReplyFuzzer", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "TurnFuzzer", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "PortMappingFuzzer", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

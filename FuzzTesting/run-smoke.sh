@@ -17,7 +17,7 @@ scratch="$here/.build-fuzz"
 targets=(wire:WireFuzzer membership:MembershipFuzzer journal:JournalMessageFuzzer manifest:ManifestFuzzer
     envelope:EnvelopeFuzzer activity:ActivityFuzzer ticket:TicketFuzzer identity:IdentityFileFuzzer
     session-state:SessionStateFuzzer nearby:NearbyBeaconFuzzer handshake:HandshakeFuzzer
-    handshake-reply:HandshakeReplyFuzzer turn:TurnFuzzer)
+    handshake-reply:HandshakeReplyFuzzer turn:TurnFuzzer port-mapping:PortMappingFuzzer)
 
 build=(swift build --package-path "$here" --scratch-path "$scratch" -c debug
     --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
