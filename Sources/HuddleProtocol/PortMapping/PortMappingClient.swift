@@ -163,12 +163,14 @@ public struct PortMappingClient {
             datagramsDropped += 1
             return false
         }
-        guard response.resultCode == PCPResponse.success, response.lifetime > 0,
-            let external = Self.address(pcp: map.externalAddress, port: map.externalPort)
-        else {
+        guard response.resultCode == PCPResponse.success else {
             return fail(
                 .refused(.pcp, resultCode: Int(response.resultCode)), now: now,
                 retryAfter: Self.errorRetry(seconds: response.lifetime))
+        }
+        guard response.lifetime > 0, let external = Self.address(pcp: map.externalAddress, port: map.externalPort)
+        else {
+            return fail(.unusableGrant(.pcp), now: now, retryAfter: ProtocolLimits.portMappingRetryInterval)
         }
         return mapped(external, by: .pcp, lifetime: response.lifetime, now: now)
     }
@@ -187,9 +189,8 @@ public struct PortMappingClient {
         case .externalAddress(let address):
             natPMPAddress = address
         case .mappedUDP(let internalPort, let externalPort, let lifetime) where internalPort == localAddress.port:
-            guard lifetime > 0 else {
-                return fail(
-                    .refused(.natPMP, resultCode: 0), now: now, retryAfter: ProtocolLimits.portMappingRetryInterval)
+            guard lifetime > 0, externalPort != 0 else {
+                return fail(.unusableGrant(.natPMP), now: now, retryAfter: ProtocolLimits.portMappingRetryInterval)
             }
             natPMPMapping = (externalPort, lifetime)
         default:
@@ -197,7 +198,10 @@ public struct PortMappingClient {
             return false
         }
         guard let address = natPMPAddress, let granted = natPMPMapping else { return false }
-        let external = NetworkAddress(ipv4: address[0], address[1], address[2], address[3], port: granted.externalPort)
+        guard let external = Self.address(pcp: PCPMapRequest.pcpAddress(address), port: granted.externalPort) else {
+            // 0.0.0.0: the gateway has no external address yet (RFC 6886 3.2 says it should have said so).
+            return fail(.unusableGrant(.natPMP), now: now, retryAfter: ProtocolLimits.portMappingRetryInterval)
+        }
         return mapped(external, by: .natPMP, lifetime: granted.lifetime, now: now)
     }
 

@@ -6,12 +6,16 @@ public enum PortMappingFailure: Sendable, Hashable, CustomStringConvertible {
     /// The gateway answered with an error: the protocol and its result code (PCP: RFC 6887 19.4, for example
     /// 2 NOT_AUTHORIZED, 8 NO_RESOURCES; NAT-PMP: RFC 6886 3.5, for example 2 not authorized, 4 out of resources).
     case refused(PortMappingProtocol, resultCode: Int)
+    /// The gateway answered with success but granted nothing usable: external port 0, no lifetime, or the address
+    /// 0.0.0.0 (a NAT-PMP gateway without an external address yet).
+    case unusableGrant(PortMappingProtocol)
 
     /// A sentence for logs and the CLI.
     public var description: String {
         switch self {
         case .unanswered: "the gateway answered neither PCP nor NAT-PMP"
         case .refused(let method, let code): "the gateway refused the \(method) mapping (result code \(code))"
+        case .unusableGrant(let method): "the gateway's \(method) answer granted no usable address, port or lifetime"
         }
     }
 }

@@ -135,6 +135,34 @@ struct PortMappingClientTests {
     }
 
     @Test(
+        "Answers that grant port 0, no time, or the address 0.0.0.0 are unusable grants, not mappings (found by fuzzing)"
+    )
+    func natPMPUnusableGrants() {
+        for (address, port, lifetime) in [
+            ([UInt8]([198, 51, 100, 7]), UInt16(0), UInt32(3600)), ([198, 51, 100, 7], 7000, 0),
+            ([0, 0, 0, 0], 7000, 3600),
+        ] {
+            var client = client()
+            _ = drive(&client, from: .zero, until: .zero)
+            let unsupported = NATPMPResponse(opcode: 1, resultCode: 1, epoch: 5, body: .none).encoded()
+            _ = feed(unsupported, to: &client, at: .zero)
+            let answers = [
+                NATPMPResponse(opcode: 0, resultCode: 0, epoch: 5, body: .externalAddress(address)),
+                NATPMPResponse(
+                    opcode: 1, resultCode: 0, epoch: 5,
+                    body: .mappedUDP(internalPort: 7000, externalPort: port, lifetime: lifetime)),
+            ]
+            for answer in answers { _ = feed(answer.encoded(), to: &client, at: .zero) }
+            #expect(client.mapping.externalAddress == nil, "\(address) \(port) \(lifetime)")
+            #expect(client.mapping.failure == .unusableGrant(.natPMP))
+        }
+        var pcp = client()
+        let request = drive(&pcp, from: .zero, until: .zero)[0].1
+        _ = feed(pcpAnswer(request, external: NetworkAddress(ipv4: 198, 51, 100, 7, port: 0)), to: &pcp, at: .zero)
+        #expect(pcp.mapping.failure == .unusableGrant(.pcp))
+    }
+
+    @Test(
         "Silence: PCP at 0, 0.25 and 0.75 s, NAT-PMP at 1.75, 2 and 2.5 s, the failure at 3.5 s; asked again 600 s later"
     )
     func unanswered() {
