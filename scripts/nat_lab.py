@@ -73,7 +73,9 @@ import statistics
 import subprocess
 import sys
 import threading
+import tempfile
 import time
+import uuid
 
 PREFIX = "natlab-"
 # Side A (the host's) is the first kind of a cell's name; the pairs are taken in this order, so the more
@@ -87,6 +89,27 @@ RELAY = "10.99.0.1:3478"
 TURN_IP = "10.99.0.2"
 TURN = f"ada:secret@{TURN_IP}:443"
 CORE = "10.99.0.254"  # the default gateway of the public side (see Topology)
+# Routers that run miniupnpd (PCP, NAT-PMP, UPnP-IGD) on top of a plain kind's rules. miniupnpd maps nothing when
+# its wan address is private or reserved (10/8 included), so these routers' wans are on a second, public-looking
+# network on the same bridge, MAPPED_NET.0/24, whose gateway MAPPED_CORE is the core too; every other address stays.
+UPNP_KINDS = {"symmetric+upnp": "symmetric", "port-restricted+upnp": "port-restricted"}
+# Their cells (side A, side B), after the pairs of KINDS: the router that maps ports holds the host, whose ticket
+# names the mapped address first.
+UPNP_CELLS = [("symmetric+upnp", "symmetric+upnp"), ("symmetric+upnp", "symmetric"),
+              ("symmetric+upnp", "port-restricted"), ("symmetric+upnp", "udp-blocked"),
+              ("port-restricted+upnp", "symmetric")]
+MAPPED_NET = "198.20.0"
+MAPPED_CORE = f"{MAPPED_NET}.254"
+MINIUPNPD = "/usr/sbin/miniupnpd"
+MINIUPNPD_TABLES = """table inet miniupnpd {
+  chain forward { type filter hook forward priority 0; policy accept; jump forward_upnp; }
+  chain forward_upnp { }
+  chain prerouting { type nat hook prerouting priority dstnat; policy accept; jump prerouting_upnp; }
+  chain postrouting { type nat hook postrouting priority srcnat; policy accept; jump postrouting_upnp; }
+  chain prerouting_upnp { }
+  chain postrouting_upnp { }
+}
+"""
 CONNECT_WINDOW = 30.0  # seconds from the host's start
 SETTLE = 6.0  # seconds after the last join before the final /peers
 POLL = 0.1  # seconds between /peers at one member
@@ -135,6 +158,15 @@ def sweep_leftovers():
 # --- topology -----------------------------------------------------------------------------------------------------
 
 
+def base_kind(kind):
+    """The plain kind whose nftables rules a router of `kind` has (a +upnp kind adds miniupnpd to them)."""
+    return UPNP_KINDS.get(kind, kind)
+
+
+def maps_ports(kind):
+    return kind in UPNP_KINDS
+
+
 def nat_rules(kind, wan_ip, home_ip):
     """The nftables ruleset of a router of `kind` (a cgnat layer is port-restricted)."""
     sets = ""
@@ -167,7 +199,7 @@ def nat_rules(kind, wan_ip, home_ip):
 
 
 class Topology:
-    def __init__(self, tag, default_routes=True):
+    def __init__(self, tag, default_routes=True, workdir=None):
         self.tag = tag
         # The "internet core": 10.99.0.254 on the bridge, a default route there from every public host and router,
         # and a blackhole default route behind it, so a datagram to an address nobody routes (a peer's private
@@ -175,6 +207,10 @@ class Topology:
         self.default_routes = default_routes
         self.namespaces = []
         self.rulesets = {}  # namespace -> nft ruleset text (for the report)
+        self.workdir = workdir  # miniupnpd's files (a temporary directory when None)
+        self.own_workdir = None
+        self.mapped = False  # MAPPED_NET is on the bridge
+        self.miniupnpds = []  # (router namespace, Popen, log file)
 
     def ns(self, short):
         name = f"{PREFIX}{self.tag}-{short}"
@@ -193,7 +229,7 @@ class Topology:
 
     def nft(self, ns, text):
         self.exec(ns, "nft", "-f", "-", input_text=text)
-        self.rulesets[ns] = text
+        self.rulesets[ns] = self.rulesets.get(ns, "") + text
 
     def veth(self, ns, ifname, peer_ns, peer_ifname):
         self.ip(ns, "link", "add", ifname, "type", "veth", "peer", "name", peer_ifname, "netns", peer_ns)
@@ -213,7 +249,7 @@ class Topology:
         ns = self.ns(short)
         if wan_peer is None:
             self.on_bridge(ns, "wan", short, wan_cidr)
-            self.core_route(ns)
+            self.core_route(ns, mapped=wan_cidr.startswith(MAPPED_NET + "."))
         else:
             self.veth(ns, "wan", wan_peer, "lan")
             self.address(ns, "wan", wan_cidr)
@@ -223,14 +259,23 @@ class Topology:
         self.nft(ns, nat_rules(kind, wan_cidr.split("/")[0], home_ip))
         return ns
 
-    def build_public(self):
+    def build_public(self, mapped=False):
+        """The bridge, the core, the relay and coturn's namespace; with `mapped`, MAPPED_NET too (for routers that
+        run miniupnpd): MAPPED_CORE on the bridge, which routes between the two networks (without ICMP redirects, so
+        every datagram between them takes the same path through it)."""
         self.public = self.ns("pub")
+        self.mapped = mapped
         self.ip(self.public, "link", "add", "br0", "type", "bridge")
         self.ip(self.public, "link", "set", "br0", "up")
-        if self.default_routes:
+        if self.default_routes or mapped:
             self.ip(self.public, "address", "add", f"{CORE}/24", "dev", "br0")
             self.exec(self.public, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        if self.default_routes:
             self.ip(self.public, "route", "add", "blackhole", "default")
+        if mapped:
+            self.ip(self.public, "address", "add", f"{MAPPED_CORE}/24", "dev", "br0")
+            self.exec(self.public, "sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0")
+            self.exec(self.public, "sysctl", "-qw", "net.ipv4.conf.br0.send_redirects=0")
         self.relay = self.ns("relay")
         self.on_bridge(self.relay, "eth0", "relay", "10.99.0.1/24")
         self.turn = self.ns("turn")
@@ -238,9 +283,60 @@ class Topology:
         for ns in (self.relay, self.turn):
             self.core_route(ns)
 
-    def core_route(self, ns):
+    def core_route(self, ns, mapped=False):
+        """The default route to the core (MAPPED_CORE from an address on MAPPED_NET); without default routes, only
+        a route to the other network when MAPPED_NET is on the bridge."""
+        gateway, other = (MAPPED_CORE, "10.99.0.0/24") if mapped else (CORE, f"{MAPPED_NET}.0/24")
         if self.default_routes:
-            self.ip(ns, "route", "add", "default", "via", CORE)
+            self.ip(ns, "route", "add", "default", "via", gateway)
+        elif self.mapped:
+            self.ip(ns, "route", "add", other, "via", gateway)
+
+    def start_miniupnpd(self, router, short):
+        """miniupnpd in `router` (wan, lan): its nftables chains, its configuration (as Tests/HuddleCLITestSupport/
+        MiniUPnPd.swift has them), started in the foreground with its log in WORKDIR/miniupnpd-SHORT/log; waits
+        until it listens on UDP 5351 (at most 5 s)."""
+        if self.workdir is None:
+            self.own_workdir = self.workdir = tempfile.mkdtemp(prefix="natlab-miniupnpd-")
+        directory = os.path.join(self.workdir, f"miniupnpd-{short}")
+        os.makedirs(directory, exist_ok=True)
+        self.nft(router, MINIUPNPD_TABLES)
+        configuration = os.path.join(directory, "miniupnpd.conf")
+        with open(configuration, "w") as conf:
+            conf.write(
+                "ext_ifname=wan\nlistening_ip=lan\nenable_natpmp=yes\nenable_upnp=yes\nsecure_mode=yes\n"
+                f"system_uptime=yes\nuuid={uuid.uuid4()}\nlease_file={directory}/leases\n"
+                "upnp_table_name=miniupnpd\nupnp_nat_table_name=miniupnpd\nupnp_forward_chain=forward_upnp\n"
+                "upnp_nat_chain=prerouting_upnp\nupnp_nat_postrouting_chain=postrouting_upnp\n"
+                "allow 1024-65535 192.168.0.0/16 1024-65535\ndeny 0-65535 0.0.0.0/0 0-65535\n")
+        log = open(os.path.join(directory, "log"), "wb")
+        # -d: in the foreground, logging to standard error; -P: a pid file of its own. ip netns exec execs it, so the
+        # pid is miniupnpd's.
+        popen = subprocess.Popen(["ip", "netns", "exec", router, MINIUPNPD, "-d", "-f", configuration, "-P",
+                                  os.path.join(directory, "pid")], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        self.miniupnpds.append((router, popen, log))
+        listening = wait_until(lambda: ":5351" in run(["ip", "netns", "exec", router, "ss", "-H", "-lnu",
+                                                       "sport = :5351"], check=False).stdout
+                               or popen.poll() is not None, time.monotonic() + 5, step=0.1)
+        if not listening or popen.poll() is not None:
+            with open(os.path.join(directory, "log"), errors="replace") as text:
+                tail = text.read()[-500:]
+            raise LabError(f"miniupnpd in {router} did not listen on UDP 5351 within 5 s: {tail}")
+
+    def stop_miniupnpds(self):
+        """SIGTERM (it deletes its rules), up to 2 s, then SIGKILL; by pid."""
+        for _, popen, _ in self.miniupnpds:
+            if popen.poll() is None:
+                popen.send_signal(signal.SIGTERM)
+        for _, popen, log in self.miniupnpds:
+            try:
+                popen.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait(timeout=5)
+            log.close()
+        self.miniupnpds = []
 
     def add_home(self, index, kind):
         """Member `index`'s home behind a router of `kind`; returns (home namespace, home IP)."""
@@ -255,12 +351,15 @@ class Topology:
             router = self.router(f"r{index}", "port-restricted", f"100.64.{octet}.2/24", None, home_ip,
                                  wan_peer=carrier)
         else:
-            router = self.router(f"r{index}", kind, f"10.99.0.{octet}/24", None, home_ip)
+            wan = f"{MAPPED_NET if maps_ports(kind) else '10.99.0'}.{octet}/24"
+            router = self.router(f"r{index}", base_kind(kind), wan, None, home_ip)
         home = self.ns(f"h{index}")
         self.veth(router, "lan", home, "eth0")
         self.address(router, "lan", f"192.168.{octet}.1/24")
         self.address(home, "eth0", f"{home_ip}/24")
         self.ip(home, "route", "add", "default", "via", f"192.168.{octet}.1")
+        if maps_ports(kind):
+            self.start_miniupnpd(router, f"r{index}")
         if kind == "udp-blocked":
             self.nft(home, "table inet office {\n  chain out {\n    type filter hook output priority 0; "
                      "policy accept;\n    meta l4proto udp drop\n  }\n}\n")
@@ -284,6 +383,10 @@ class Topology:
         return homes
 
     def delete(self):
+        self.stop_miniupnpds()
+        if self.own_workdir:
+            shutil.rmtree(self.own_workdir, ignore_errors=True)
+            self.own_workdir = None
         for name in reversed(self.namespaces):
             pids = run(["ip", "netns", "pids", name], check=False).stdout.split()
             for pid in pids:  # only processes this cell started can be inside
@@ -482,6 +585,8 @@ def cell_list(sizes):
             for b in KINDS[i:]:
                 cells.append({"name": f"{a}+{b}/{size}", "a": a, "b": b, "size": size})
         cells.append({"name": f"hairpin/{size}", "a": "hairpin", "b": "hairpin", "size": size})
+        for a, b in UPNP_CELLS:
+            cells.append({"name": f"{a}+{b}/{size}", "a": a, "b": b, "size": size})
     return cells
 
 
@@ -496,7 +601,8 @@ def member_plan(cell):
 
 def hole_punch_feasible(kind_x, kind_y):
     """Whether plain hole punching (each side probing the other's reflexive address, no port prediction) can open a
-    direct path between homes of these kinds in this lab."""
+    direct path between homes of these kinds in this lab (a +upnp kind counts as its plain kind here)."""
+    kind_x, kind_y = base_kind(kind_x), base_kind(kind_y)
     if "udp-blocked" in (kind_x, kind_y):
         return False
     if kind_x in EIM and kind_y in EIM:
@@ -523,15 +629,25 @@ def peers_snapshots(events):
     return snapshots
 
 
+def turn_relayed(address):
+    """Whether `address` is a relayed address of an allocation on coturn (TURN_IP, a port other than 443): a member
+    that sends there itself reports the path `direct`, but coturn carries it to the peer, whose allocation it is."""
+    host, _, port = (address or "").rpartition(":")
+    return host == TURN_IP and port != "443"
+
+
 def first_direct(events, other):
-    """The first time `other` was seen direct: a path-changed event or a /peers answer; None if never."""
+    """The first time `other` was seen direct (not at a TURN relayed address): a path-changed event or a /peers
+    answer; None if never."""
     times = []
     for at, event in events:
-        if event.get("event") == "path-changed" and event.get("name") == other and event.get("path") == "direct":
+        if event.get("event") == "path-changed" and event.get("name") == other and event.get("path") == "direct" \
+                and not turn_relayed(event.get("path_address")):
             times.append(at)
             break
     for at, snapshot in peers_snapshots(events):
-        if snapshot.get(other, (None,))[0] == "direct":
+        path, address = snapshot.get(other, (None, None))
+        if path == "direct" and not turn_relayed(address):
             times.append(at)
             break
     return min(times) if times else None
@@ -544,14 +660,14 @@ def run_cell(cell, options, index, run_dir):
     result = {"cell": name, "side_a": cell["a"], "side_b": cell["b"], "size": cell["size"], "connected": False,
               "join_s": None, "first_message_s": None, "path_end": None, "median_direct_s": None, "pairs": [],
               "members": {}, "notes": [], "log_dir": directory}
-    topology = Topology(f"{index}", default_routes=not options.no_default_routes)
+    topology = Topology(f"{index}", default_routes=not options.no_default_routes, workdir=directory)
     procs = []
     members = []
     relay = None
     coturn = None
     cell_started = time.monotonic()
     try:
-        topology.build_public()
+        topology.build_public(mapped=maps_ports(cell["a"]) or maps_ports(cell["b"]))
         plan = member_plan(cell)
         if cell["a"] == "hairpin":
             homes = topology.add_hairpin(len(plan))
@@ -725,6 +841,9 @@ def analyse(cell, result, members, relay, directory):
             "trouble": [{"t": round(at - clock0, 3)} | e for at, e in events[member.name]
                         if e.get("event") in ("error", "undelivered", "participant-left", "messages-dropped",
                                               "participant-unresponsive")],
+            "port_mapping": [{"t": round(at - clock0, 3)} | {k: e.get(k) for k in ("gateway", "protocol", "external",
+                                                                                    "lifetime_s", "error")}
+                             for at, e in events[member.name] if e.get("event") == "port-mapping"],
         }
         result["members"][member.name] = info
     if relay is not None:
@@ -745,7 +864,10 @@ def analyse(cell, result, members, relay, directory):
         for y in members[i + 1:]:
             pair = {"pair": f"{x.name}-{y.name}", "kinds": f"{x.kind}/{y.kind}",
                     "feasible": (cell["a"] == "hairpin") or hole_punch_feasible(x.kind, y.kind),
-                    "eim": x.kind in EIM or y.kind in EIM}
+                    "eim": x.kind in EIM or y.kind in EIM,
+                    # A member whose router maps ports is reachable at its mapped address from anywhere: the pair
+                    # should end direct unless the other one is udp-blocked.
+                    "mapped": maps_ports(x.kind) or maps_ports(y.kind)}
             finals = []
             for me, other in ((x, y), (y, x)):
                 snaps = [s for at, s in peers_snapshots(events[me.name])]
@@ -753,6 +875,11 @@ def analyse(cell, result, members, relay, directory):
                 finals.append(final)
                 pair[f"end_{me.name}"] = list(final) if final else None
             paths = [f[0] if f else None for f in finals]
+            for position, (me, other) in enumerate(((x, y), (y, x))):
+                if paths[position] == "direct" and turn_relayed(finals[position][1]):
+                    paths[position] = "relayed"
+                    result["notes"].append(f"{me.name} reports {other.name} direct at {finals[position][1]}, "
+                                           f"{other.name}'s TURN relayed address: counted relayed")
             state = ("not established" if None in paths or "not established" in paths
                      else paths[0] if paths[0] == paths[1] else "split")
             pair["end"] = state
@@ -782,7 +909,7 @@ def analyse(cell, result, members, relay, directory):
     relayed_via = set()
     for pair in result["pairs"]:
         for key, value in pair.items():
-            if key.startswith("end_") and value and value[0] == "relayed":
+            if key.startswith("end_") and value and (value[0] == "relayed" or turn_relayed(value[1])):
                 relayed_via.add("huddle relay" if value[1].startswith("10.99.0.1:") else
                                 "turn" if value[1].startswith(TURN_IP + ":") else value[1])
     over_tcp = [m.name for m in members if any(
@@ -867,6 +994,36 @@ print(json.dumps({"heard": heard}), flush=True)
 """
 
 
+# Asks GATEWAY:5351 over NAT-PMP for its external address (opcode 0), then for a UDP mapping of PORT (opcode 1,
+# suggested external port PORT, 120 s); prints the answers (3 tries of 1 s each).
+NATPMP_PROBE = r"""
+import json, socket, struct, sys
+gateway, port = sys.argv[1], int(sys.argv[2])
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.settimeout(1.0)
+def ask(request):
+    for _ in range(3):
+        sock.sendto(request, (gateway, 5351))
+        try:
+            return sock.recvfrom(64)[0]
+        except socket.timeout:
+            continue
+    return None
+out = {}
+data = ask(struct.pack("!BB", 0, 0))
+if data and len(data) >= 12:
+    out["address_result"] = struct.unpack("!H", data[2:4])[0]
+    out["address"] = socket.inet_ntoa(data[8:12])
+data = ask(struct.pack("!BBHHHI", 0, 1, 0, port, port, 120))
+if data and len(data) >= 16:
+    _, _, result, _, internal, external, lifetime = struct.unpack("!BBHIHHI", data[:16])
+    out.update(result=result, internal_port=internal, external_port=external, lifetime=lifetime)
+else:
+    out["error"] = "no answer"
+print(json.dumps(out), flush=True)
+"""
+
+
 def probe_proc(ns, script, args):
     return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", script, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
@@ -884,11 +1041,13 @@ def probe_output(proc, timeout=10):
 
 def check_kind(kind, tag):
     """Mapping and filtering of one kind, seen from two servers (10.99.0.1, 10.99.0.2) and a third address
-    (10.99.0.3) the home never sent to."""
+    (10.99.0.3) the home never sent to. For a router that maps ports, then: a NAT-PMP mapping of port 7000 asked
+    from the home, and whether a datagram from 10.99.0.3 to the mapped address reaches the home."""
     topology = Topology(tag)
     servers = []
+    port_mapping = None
     try:
-        topology.build_public()
+        topology.build_public(mapped=maps_ports(kind))
         topology.ip(topology.turn, "address", "add", "10.99.0.3/24", "dev", "eth0")
         home, home_ip = topology.add_home(0, kind)
         s1 = probe_proc(topology.relay, SERVER_PROBE, ["10.99.0.1:4001", "10.99.0.1:4002"])
@@ -898,6 +1057,8 @@ def check_kind(kind, tag):
         home_proc = probe_proc(home, HOME_PROBE, [f"{home_ip}:{PORT}", "1.5", "10.99.0.1:4001", "10.99.0.2:4001"])
         servers.append(home_proc)
         seen1, seen2, heard = probe_output(s1), probe_output(s2), probe_output(home_proc).get("heard", {})
+        if maps_ports(kind):
+            port_mapping = check_port_mapping(topology, home, home_ip, servers)
     finally:
         for proc in servers:
             if proc.poll() is None:
@@ -923,7 +1084,28 @@ def check_kind(kind, tag):
     else:
         filtering = "nothing comes back"
     return {"kind": kind, "seen_by_10.99.0.1": seen1.get("seen"), "seen_by_10.99.0.2": seen2.get("seen"),
-            "heard_from": sorted(heard), "mapping": mapping, "filtering": filtering}
+            "heard_from": sorted(heard), "mapping": mapping, "filtering": filtering, "port_mapping": port_mapping}
+
+
+def check_port_mapping(topology, home, home_ip, procs):
+    """NAT-PMP from the home (RFC 6886: the external address, then a UDP mapping of port 7000 for 120 s); then
+    10.99.0.3:4001, which the home never sent to, sends to the mapped address while the home listens on port 7000."""
+    gateway = home_ip.rsplit(".", 1)[0] + ".1"
+    asking = probe_proc(home, NATPMP_PROBE, [gateway, str(PORT)])
+    procs.append(asking)
+    answer = probe_output(asking)
+    if answer.get("result") != 0 or not answer.get("address"):
+        return f"NAT-PMP: no mapping ({json.dumps(answer)})"
+    external = f"{answer['address']}:{answer['external_port']}"
+    listener = probe_proc(home, HOME_PROBE, [f"{home_ip}:{PORT}", "1.5"])
+    procs.append(listener)
+    time.sleep(0.3)
+    sender = probe_proc(topology.turn, HOME_PROBE, ["10.99.0.3:4001", "0", external])
+    procs.append(sender)
+    probe_output(sender)
+    heard = probe_output(listener).get("heard", {})
+    return (f"NAT-PMP: {external} for {answer['lifetime']} s; a datagram from 10.99.0.3:4001 to it "
+            + (f"reached the home (from {heard['probe']})" if "probe" in heard else "did not reach the home"))
 
 
 def check_hairpin(tag):
@@ -958,20 +1140,26 @@ def check_hairpin(tag):
             else "a0's datagram to a1's public mapping did not reach a1 (no hairpinning)"}
 
 
-def nat_check():
+def nat_check(upnp_kinds=()):
+    """Every plain kind and hairpin, then `upnp_kinds` (the routers with miniupnpd the cells use)."""
     rows = []
     for index, kind in enumerate(KINDS):
         rows.append(check_kind(kind, f"chk{index}"))
     rows.append(check_hairpin("chkhp"))
+    for index, kind in enumerate(upnp_kinds):
+        rows.append(check_kind(kind, f"chku{index}"))
     return rows
 
 
 def nat_check_table(rows):
-    lines = ["| kind | mapping (ports seen by 10.99.0.1 and 10.99.0.2) | filtering | replies heard from |",
-             "| --- | --- | --- | --- |"]
+    with_mapping = any(row.get("port_mapping") for row in rows)
+    lines = ["| kind | mapping (ports seen by 10.99.0.1 and 10.99.0.2) | filtering | replies heard from |"
+             + (" port mapping |" if with_mapping else ""),
+             "| --- | --- | --- | --- |" + (" --- |" if with_mapping else "")]
     for row in rows:
         lines.append(f"| {row['kind']} | {row['mapping']} | {row['filtering']} | "
-                     f"{', '.join(row['heard_from']) or '-'} |")
+                     f"{', '.join(row['heard_from']) or '-'} |"
+                     + (f" {row.get('port_mapping') or '-'} |" if with_mapping else ""))
     return "\n".join(lines)
 
 
@@ -982,9 +1170,29 @@ def fmt(value):
     return "-" if value is None else f"{value:.3f}"
 
 
+def mapping_text(result):
+    """Each member's last `port-mapping` event: `a0 pcp 198.20.0.11:7000` when mapped (with the count when it
+    printed more than one), the members that got none grouped by error (`a1 b0: unanswered`), "-" when none printed
+    one."""
+    mapped = []
+    failed = {}
+    for name, info in result["members"].items():
+        events = info.get("port_mapping") or []
+        if not events:
+            continue
+        last = events[-1]
+        if last.get("external"):
+            mapped.append(f"{name} {last.get('protocol')} {last['external']}"
+                          + (f" ({len(events)} events)" if len(events) > 1 else ""))
+        else:
+            failed.setdefault(last.get("error") or "?", []).append(name)
+    return "; ".join(mapped + [f"{' '.join(names)}: {error}" for error, names in failed.items()]) or "-"
+
+
 def table(results):
-    rows = ["| cell | connected | join s | first message s | path at end | median time to direct s | notes |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = ["| cell | connected | join s | first message s | path at end | median time to direct s | port mapping "
+            "| notes |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         median = fmt(r["median_direct_s"])
         if r.get("direct_pairs") and r["direct_pairs"] < len(r["pairs"]):
@@ -994,7 +1202,7 @@ def table(results):
             path += " (" + ", ".join(r["relayed_via"]) + ")"
         notes = "; ".join(dict.fromkeys(r["notes"]))
         rows.append(f"| {r['cell']} | {'yes' if r['connected'] else 'no'} | {fmt(r['join_s'])} | "
-                    f"{fmt(r['first_message_s'])} | {path} | {median} | {notes} |")
+                    f"{fmt(r['first_message_s'])} | {path} | {median} | {mapping_text(r)} | {notes} |")
     return "\n".join(rows)
 
 
@@ -1002,8 +1210,10 @@ def summary(results):
     lines = []
     connected = sum(1 for r in results if r["connected"])
     lines.append(f"- cells connected: {connected}/{len(results)}")
+    # Cells with a router that maps ports have lines of their own, below.
     eim_cells = [r for r in results if r["side_a"] != "hairpin" and "udp-blocked" not in (r["side_a"], r["side_b"])
-                 and (r["side_a"] in EIM or r["side_b"] in EIM)]
+                 and (r["side_a"] in EIM or r["side_b"] in EIM)
+                 and not (maps_ports(r["side_a"]) or maps_ports(r["side_b"]))]
 
     def eim_direct(r):
         pairs = [p for p in r["pairs"] if p["eim"]]
@@ -1017,12 +1227,36 @@ def summary(results):
     ok_feasible = [r for r in feasible_cells if eim_direct(r)]
     lines.append(f"- of those, cells whose EIM pairs plain hole punching can open (no symmetric-vs-port-restricted "
                  f"or symmetric-vs-cgnat pair): {len(ok_feasible)}/{len(feasible_cells)} ended direct")
-    pairs = [p for r in results for p in r["pairs"] if r["side_a"] != "hairpin"]
+    pairs = [p for r in results for p in r["pairs"] if r["side_a"] != "hairpin" and not p.get("mapped")]
     feasible = [p for p in pairs if p["feasible"]]
     lines.append(f"- pairs that plain hole punching can open which ended direct: "
                  f"{sum(1 for p in feasible if p['end'] == 'direct')}/{len(feasible)}; pairs it cannot open that "
                  f"ended direct: {sum(1 for p in pairs if not p['feasible'] and p['end'] == 'direct')}/"
                  f"{sum(1 for p in pairs if not p['feasible'])}")
+    mapped = [(r["cell"], p) for r in results for p in r["pairs"] if p.get("mapped")]
+    if mapped:
+        blocked = [(cell, p) for cell, p in mapped if "udp-blocked" in p["kinds"].split("/")]
+        open_ = [(cell, p) for cell, p in mapped if (cell, p) not in blocked]
+        lines.append(f"- pairs with a member behind a router that maps ports ({', '.join(UPNP_KINDS)}: reachable at "
+                     f"its mapped address from anywhere) and no udp-blocked member, which ended direct: "
+                     f"{sum(1 for _, p in open_ if p['end'] == 'direct')}/{len(open_)}"
+                     + (f"; with a udp-blocked member, ended relayed: "
+                        f"{sum(1 for _, p in blocked if p['end'] == 'relayed')}/{len(blocked)}" if blocked else ""))
+        missed_pairs = [f"{cell} {p['pair']} ({p['end']})" for cell, p in open_ if p["end"] != "direct"]
+        if missed_pairs:
+            lines.append(f"- those that did not end direct: {', '.join(missed_pairs)}")
+        behind = [(name, info) for r in results for name, info in r["members"].items() if maps_ports(info["kind"])]
+        granted = [info["port_mapping"][-1] for _, info in behind
+                   if info["port_mapping"] and info["port_mapping"][-1].get("external")]
+        protocols = {}
+        for event in granted:
+            protocols[event.get("protocol")] = protocols.get(event.get("protocol"), 0) + 1
+        lines.append(f"- members behind a router that maps ports with a port mapping at the end: {len(granted)}/"
+                     f"{len(behind)} ({', '.join(f'{k} {n}' for k, n in sorted(protocols.items())) or 'none'})")
+    others = [info for r in results for info in r["members"].values() if not maps_ports(info["kind"])]
+    wrongly = sum(1 for info in others if any(e.get("external") for e in info.get("port_mapping") or []))
+    if wrongly:
+        lines.append(f"- members behind a router without miniupnpd that reported a port mapping: {wrongly}")
     failed = [r["cell"] for r in results if not r["connected"]]
     if failed:
         lines.append(f"- not connected: {', '.join(failed)}")
@@ -1106,6 +1340,14 @@ def main():
     cells = [c for c in cell_list(sizes) if options.cells in c["name"]]
     if not cells:
         parser.error(f"no cell matches {options.cells!r}")
+    upnp_kinds = [k for k in UPNP_KINDS if any(k in (c["a"], c["b"]) for c in cells)]
+    if upnp_kinds and not os.access(MINIUPNPD, os.X_OK):
+        cells = [c for c in cells if not (maps_ports(c["a"]) or maps_ports(c["b"]))]
+        print(f"nat_lab: {MINIUPNPD} is missing (make deps): the cells of {', '.join(upnp_kinds)} are left out",
+              file=sys.stderr)
+        upnp_kinds = []
+        if not cells:
+            return 1
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = options.run_dir or f"/tmp/natlab/runs/{stamp}"
     os.makedirs(run_dir, exist_ok=True)
@@ -1132,9 +1374,10 @@ def main():
     status = 0
     try:
         if not options.no_nat_check:
-            checks = nat_check()
+            checks = nat_check(upnp_kinds)
             for row in checks:
-                print(f"nat_lab: check {row['kind']:16} mapping: {row['mapping']}; filtering: {row['filtering']}",
+                print(f"nat_lab: check {row['kind']:16} mapping: {row['mapping']}; filtering: {row['filtering']}"
+                      + (f"; port mapping: {row['port_mapping']}" if row.get("port_mapping") else ""),
                       file=sys.stderr, flush=True)
         for index, cell in enumerate(cells):
             result = run_cell(cell, options, index, run_dir)
@@ -1142,6 +1385,8 @@ def main():
             print(f"nat_lab: {result['cell']:32} connected={'yes' if result['connected'] else 'no ':3} "
                   f"join={fmt(result['join_s'])} first={fmt(result['first_message_s'])} end={result['path_end']} "
                   f"direct={fmt(result['median_direct_s'])} ({result['cell_s']:.1f} s)"
+                  + (f" mapping: {mapping_text(result)}" if maps_ports(result["side_a"])
+                     or maps_ports(result["side_b"]) else "")
                   + (f" notes: {'; '.join(result['notes'])}" if result["notes"] else ""), file=sys.stderr, flush=True)
     except Interrupted as reason:
         print(f"nat_lab: interrupted ({reason}); cleaned up", file=sys.stderr)

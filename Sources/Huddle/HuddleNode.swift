@@ -188,6 +188,8 @@ public final class HuddleNode: Sendable {
     let name: String
     /// The data directory to delete at shutdown (a temporary one this node created).
     private let temporaryDataDirectory: URL?
+    /// The UPnP-IGD mappers of the node's home gateways, released at shutdown.
+    let upnpMappers: [UPnPPortMapper]
     private let observers = NIOLockedValueBox<[Int: AsyncStream<any Sendable>.Continuation]>([:])
     private let nextObserver = NIOLockedValueBox(0)
     /// Watches the network path for ``GroupStateObserver``s, from the first one on; `closed` once the node shut down.
@@ -197,8 +199,9 @@ public final class HuddleNode: Sendable {
 
     private init(
         driver: UDPEndpointDriver, engine: SessionEngine, identity: Identity, name: String,
-        advertisedAddresses: [NetworkAddress], temporaryDataDirectory: URL?
+        advertisedAddresses: [NetworkAddress], temporaryDataDirectory: URL?, upnpMappers: [UPnPPortMapper]
     ) {
+        self.upnpMappers = upnpMappers
         self.temporaryDataDirectory = temporaryDataDirectory
         self.driver = driver
         self.engine = engine
@@ -264,22 +267,15 @@ public final class HuddleNode: Sendable {
             let relayed = await awaitTurnAllocations(driver).compactMap(\.relayedAddress)
             advertised = Array((relayed + advertised.filter { !relayed.contains($0) }).prefix(maxAdvertisedAddresses))
         }
+        let portMappings = PortMappingReport()
+        var upnpMappers: [UPnPPortMapper] = []
         if configuration.portMapping {
-            let gateways = HomeGateway.discover().filter {
-                bound.addressBytes.allSatisfy({ $0 == 0 }) || bound.addressBytes == $0.localAddress.addressBytes
-            }
-            if !gateways.isEmpty, bound.family == .ipv4 {
-                try? await driver.perform { endpoint, now in
-                    for gateway in gateways {
-                        endpoint.addPortMapping(
-                            gateway: gateway.address, localAddress: gateway.localAddress.withPort(bound.port), now: now)
-                    }
-                }
-                let mapped = await awaitPortMappings(driver).compactMap(\.externalAddress)
-                if configuration.advertisedAddresses.isEmpty {
-                    advertised = Array(
-                        (mapped + advertised.filter { !mapped.contains($0) }).prefix(maxAdvertisedAddresses))
-                }
+            let started = await startPortMapping(driver: driver, bound: bound, report: portMappings)
+            upnpMappers = started.upnp
+            if configuration.advertisedAddresses.isEmpty {
+                advertised = Array(
+                    (started.mapped + advertised.filter { !started.mapped.contains($0) }).prefix(maxAdvertisedAddresses)
+                )
             }
         }
         // The interface addresses are this node's direct candidates for hole punching (its reflexive addresses come
@@ -298,19 +294,18 @@ public final class HuddleNode: Sendable {
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
             sharedTurnServers: configuration.shareTurnServers ? endpointConfiguration.turnServers : [],
-            choosesAddresses: configuration.advertisedAddresses.isEmpty,
+            choosesAddresses: configuration.advertisedAddresses.isEmpty, portMappings: portMappings,
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
         // On the loop, so no newer update from a `turnChanged` event can be overwritten by this read.
         let turnUpdates = engine.turnUpdates
-        let portMappingUpdates = engine.portMappingUpdates
         try? await driver.perform { endpoint, _ in
             turnUpdates.update(TurnAllocation.all(of: endpoint))
-            portMappingUpdates.update(endpoint.portMappings)
+            portMappings.endpointChanged(endpoint.portMappings)
         }
         let node = HuddleNode(
             driver: driver, engine: engine, identity: configuration.identity, name: name,
-            advertisedAddresses: advertised, temporaryDataDirectory: temporary)
+            advertisedAddresses: advertised, temporaryDataDirectory: temporary, upnpMappers: upnpMappers)
         if metrics != nil {
             let interval = configuration.metricsInterval
             node.metricsTask.withLockedValue {
@@ -515,32 +510,6 @@ public final class HuddleNode: Sendable {
         return allocations
     }
 
-    /// The port mappings once each gateway mapped or failed, or as they stand after ``portMappingWait``. Checked
-    /// every 10 ms, once, at start, like ``awaitStunAnswers(_:)``.
-    static func awaitPortMappings(_ driver: UDPEndpointDriver) async -> [PortMapping] {
-        let deadline = ContinuousClock.now + portMappingWait
-        var mappings: [PortMapping] = []
-        repeat {
-            mappings = (try? await driver.perform { endpoint, _ in endpoint.portMappings }) ?? []
-            if mappings.allSatisfy({ $0.externalAddress != nil || $0.failure != nil }) { break }
-            try? await Task.sleep(for: .milliseconds(10))
-        } while ContinuousClock.now < deadline
-        return mappings
-    }
-
-    /// Where each home router's port mapping for this node stands (``Configuration/portMapping``): the mapped
-    /// public address, or why there is none. Empty when no router was asked.
-    public func portMappings() async -> [PortMapping] {
-        (try? await driver.perform { endpoint, _ in endpoint.portMappings }) ?? []
-    }
-
-    /// Where every port mapping stands (as ``portMappings()`` says), then the list again after each change: mapped,
-    /// moved to another address, refused, unanswered, released at shutdown. An observer that falls behind sees only
-    /// the newest list; the stream ends at ``shutdown()``.
-    public func portMappingChanges() -> AsyncStream<[PortMapping]> {
-        engine.portMappingUpdates.stream()
-    }
-
     /// Where the STUN servers see this node, once each answered or after ``stunWait``, each address once. Checked
     /// every 10 ms, once, at start (the requests themselves run on the endpoint's timers).
     static func awaitStunAnswers(_ driver: UDPEndpointDriver) async -> [NetworkAddress] {
@@ -561,9 +530,10 @@ public final class HuddleNode: Sendable {
         metricsTask.withLockedValue { $0?.cancel() }
         await updateMetrics()
         await engine.shutdown()
+        for mapper in upnpMappers { await mapper.release() }
         await driver.close()
         engine.turnUpdates.finish()
-        engine.portMappingUpdates.finish()
+        engine.portMappings.finish()
         let monitor = pathWatch.withLockedValue { watch in
             watch.closed = true
             return watch.monitor

@@ -83,8 +83,8 @@ actor SessionEngine {
     /// (``HuddleNode/turnAllocationChanges()``).
     nonisolated let turnUpdates = Broadcast<[TurnAllocation]>([])
     /// Where the port mappings stand, updated on the event loop at each of the endpoint's `portMappingChanged`
-    /// events (``HuddleNode/portMappingChanges()``).
-    nonisolated let portMappingUpdates = Broadcast<[PortMapping]>([])
+    /// events and by the node's UPnP mappers (``HuddleNode/portMappingChanges()``).
+    nonisolated let portMappings: PortMappingReport
     let logger: Logger
     /// The node's metrics, `nil` when no metrics backend is bootstrapped (nothing is counted for it then).
     nonisolated let metrics: NodeMetrics?
@@ -118,9 +118,10 @@ actor SessionEngine {
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
-        sharedTurnServers: [TurnServer] = [], choosesAddresses: Bool = false, dataRoot: URL, logger: Logger,
-        metrics: NodeMetrics?
+        sharedTurnServers: [TurnServer] = [], choosesAddresses: Bool = false,
+        portMappings: PortMappingReport = PortMappingReport(), dataRoot: URL, logger: Logger, metrics: NodeMetrics?
     ) {
+        self.portMappings = portMappings
         self.sharedTurnServers = sharedTurnServers
         self.choosesAddresses = choosesAddresses
         self.metrics = metrics
@@ -142,13 +143,13 @@ actor SessionEngine {
         let inbox = self.inbox
         let limit = Self.eventBatchLimit
         try? await driver.handleEvents(maxEvents: limit.events, maxBytes: limit.bytes) {
-            [weak self, turnUpdates, portMappingUpdates] events, endpoint, now in
+            [weak self, turnUpdates, portMappings] events, endpoint, now in
             // TURN and port-mapping state is the node's, session or not.
             if events.contains(where: { if case .turnChanged = $0 { true } else { false } }) {
                 turnUpdates.update(TurnAllocation.all(of: endpoint))
             }
             if events.contains(where: { if case .portMappingChanged = $0 { true } else { false } }) {
-                portMappingUpdates.update(endpoint.portMappings)
+                portMappings.endpointChanged(endpoint.portMappings)
             }
             // No session: events are dropped, as nothing could use them.
             guard loop.value != nil else { return true }

@@ -4,7 +4,8 @@ import Foundation
     import Glibc
 #endif
 
-/// Debian's `miniupnpd` (installed by `make deps`, with its nftables backend) serving PCP, NAT-PMP and UPnP-IGD on
+/// Debian's `miniupnpd` (installed by `make deps`, with its nftables backend) serving PCP, NAT-PMP and UPnP-IGD (or
+/// some of them) on
 /// a router namespace's `lan` interface for one test, with `wan` as the external interface. It refuses to map when
 /// `wan`'s address is private (it cannot be reached from outside), so a lab that runs it gives `wan` a
 /// public-looking address. Mappings are allowed for ports 1024-65535 of 192.168/16 hosts, each only to itself
@@ -22,8 +23,9 @@ public final class MiniUPnPd: @unchecked Sendable {
     /// Whether miniupnpd is installed here.
     public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
-    /// Creates its nftables chains in `router` and starts it; waits until it listens on port 5351 (at most 5 s).
-    public init(router: NetworkNamespace) throws {
+    /// Creates its nftables chains in `router` and starts it, answering PCP and NAT-PMP when `natPMP` (one switch
+    /// for both) and UPnP-IGD when `upnp`; waits until it listens (at most 5 s).
+    public init(router: NetworkNamespace, natPMP: Bool = true, upnp: Bool = true) throws {
         namespace = router
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("miniupnpd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -44,8 +46,8 @@ public final class MiniUPnPd: @unchecked Sendable {
         let configuration = """
             ext_ifname=wan
             listening_ip=lan
-            enable_natpmp=yes
-            enable_upnp=yes
+            enable_natpmp=\(natPMP ? "yes" : "no")
+            enable_upnp=\(upnp ? "yes" : "no")
             secure_mode=yes
             system_uptime=yes
             uuid=\(UUID().uuidString.lowercased())
@@ -72,10 +74,12 @@ public final class MiniUPnPd: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
+        // PCP and NAT-PMP listen on 5351, SSDP on 1900.
+        let port = natPMP ? "5351" : "1900"
         for _ in 0..<50 {
             let (_, sockets) = try HuddleCluster.run(
-                NetworkNamespace.ip, ["netns", "exec", router.name, "ss", "-H", "-lnu", "sport = :5351"])
-            if sockets.contains("5351") { return }
+                NetworkNamespace.ip, ["netns", "exec", router.name, "ss", "-H", "-lnu", "sport = :\(port)"])
+            if sockets.contains(port) { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
         stop()
@@ -116,6 +120,6 @@ public final class MiniUPnPd: @unchecked Sendable {
 
 /// Why a ``MiniUPnPd`` did not start.
 public enum MiniUPnPdError: Error {
-    /// It did not listen on port 5351 within 5 s; what it logged.
+    /// It did not listen within 5 s; what it logged.
     case notListening(log: String)
 }

@@ -19,10 +19,10 @@ struct PortMappingNamespaceTests {
     static let wan = "198.20.0"
     static let port = NATTraversalTests.port
 
-    /// Builds the lab with `symmetric` homes and miniupnpd on the routers of `mapping` (per home), runs `body`
-    /// within `seconds`, and takes everything down.
+    /// Builds the lab with `symmetric` homes and miniupnpd on the routers of `mapping` (per home; PCP and NAT-PMP
+    /// when `natPMP`, UPnP-IGD when `upnp`), runs `body` within `seconds`, and takes everything down.
     static func withLab(
-        symmetric: [Bool], mapping: [Bool], seconds: Double,
+        symmetric: [Bool], mapping: [Bool], natPMP: Bool = true, upnp: Bool = true, seconds: Double,
         _ body: @escaping @Sendable (NATTraversalTests.Lab, HuddleCluster, [MiniUPnPd?]) async throws -> Void
     ) async throws {
         let lab = try NATTraversalTests.Lab.build(symmetric: symmetric, tag: NATTraversalTests.tag(), wan: wan)
@@ -31,7 +31,9 @@ struct PortMappingNamespaceTests {
             cluster.tearDown()
             lab.delete()
         }
-        let daemons = try zip(lab.routers, mapping).map { router, runs in runs ? try MiniUPnPd(router: router) : nil }
+        let daemons = try zip(lab.routers, mapping).map { router, runs in
+            runs ? try MiniUPnPd(router: router, natPMP: natPMP, upnp: upnp) : nil
+        }
         defer { daemons.forEach { $0?.stop() } }
         try await withDeadline(seconds: seconds) { try await body(lab, cluster, daemons) }
     }
@@ -68,10 +70,11 @@ struct PortMappingNamespaceTests {
     }
 
     @Test(
-        "A router that answers only NAT-PMP (PCP requests dropped before miniupnpd) maps the port over NAT-PMP; the port-mapping event says so",
+        "A router that answers only NAT-PMP (PCP requests dropped before miniupnpd, UPnP-IGD off) maps the port over NAT-PMP; the port-mapping event says so",
         .timeLimit(.minutes(2)))
     func natPMPWhenPCPGoesUnanswered() async throws {
-        try await Self.withLab(symmetric: [true, false], mapping: [true, false], seconds: 60) { lab, cluster, daemons in
+        try await Self.withLab(symmetric: [true, false], mapping: [true, false], upnp: false, seconds: 60) {
+            lab, cluster, daemons in
             // PCP and NAT-PMP share port 5351; PCP requests start with version 2, NAT-PMP's with 0.
             let router = lab.routers[0]
             try router.nft(["add", "table", "inet", "nopcp"])
@@ -88,6 +91,36 @@ struct PortMappingNamespaceTests {
     }
 
     @Test(
+        "Behind two symmetric NATs whose routers answer only UPnP-IGD, with no relay: mapped over UPnP, named in the ticket, the path is direct; a stopping node deletes its mapping",
+        .timeLimit(.minutes(2)))
+    func symmetricThroughUPnP() async throws {
+        try await Self.withLab(symmetric: [true, true], mapping: [true, true], natPMP: false, seconds: 60) {
+            lab, cluster, daemons in
+            let (host, ticket) = try await cluster.host(
+                "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
+            let hostMapping = try await host.waitForEvent("port-mapping", within: 5)
+            #expect(hostMapping["protocol"] == "upnp", "\(daemons[0]!.log)")
+            #expect(hostMapping["external"] == "\(Self.wan).11:\(Self.port)")
+            #expect(hostMapping["gateway"] == "192.168.11.1:1900")
+            #expect(hostMapping["lifetime_s"] == "7200")
+            let member = try #require(try Invitation(parsing: ticket).members.first)
+            #expect(member.address.description == "\(Self.wan).11:\(Self.port)")
+            let joiner = try cluster.join(
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name)
+            try await joiner.waitForEvent("joined", within: 10)
+            let joinerMapping = try await joiner.waitForEvent("port-mapping", within: 5)
+            #expect(joinerMapping["protocol"] == "upnp", "\(daemons[1]!.log)")
+            try await NATTraversalTests.chat(host, joiner, tag: "through UPnP mappings")
+            _ = try await NATTraversalTests.waitForPath("direct", at: joiner, within: 5)
+            _ = try await NATTraversalTests.waitForPath("direct", at: host, within: 5)
+            #expect(try daemons[1]!.forwardedPorts() == [UInt16(Self.port)])
+            joiner.closeInput()
+            _ = try await joiner.waitForExit(within: 10)
+            #expect(try daemons[1]!.forwardedPorts().isEmpty, "\(daemons[1]!.log)")
+        }
+    }
+
+    @Test(
         "A router without port mapping: the node reports the failure as an event after PCP and NAT-PMP went unanswered, and stays reachable through its LAN address",
         .timeLimit(.minutes(2)))
     func routerWithoutPortMapping() async throws {
@@ -98,7 +131,8 @@ struct PortMappingNamespaceTests {
             let failure = try await host.waitForEvent("port-mapping", within: 10)
             #expect(failure["error"] == "\(PortMappingFailure.unanswered)")
             #expect(failure["external"] == "<null>")
-            // Six requests, the last waited for 1 s: the failure comes about 3.5 s after the start.
+            // PCP and NAT-PMP: six requests, the last waited for 1 s; the failure comes about 3.5 s after the start
+            // (UPnP-IGD's search gave up after 1 s).
             #expect(ContinuousClock.now - started > .seconds(3))
             let member = try #require(try Invitation(parsing: ticket).members.first)
             #expect(member.address.description == "\(lab.homeAddress(0)):\(Self.port)")

@@ -17,6 +17,16 @@ extension Endpoint {
     /// Each gateway's port mapping as it stands.
     public var portMappings: [PortMapping] { portMappingClients.map(\.mapping) }
 
+    /// Sets the port-mapped addresses the driver keeps by other means (UPnP-IGD, which needs TCP), at most
+    /// ``ProtocolLimits/maxPortMappingGateways``: offered to peers first in CANDIDATES, after the endpoint's own PCP
+    /// and NAT-PMP mappings.
+    public mutating func setMappedAddresses(_ addresses: [NetworkAddress]) {
+        let bounded = Array(addresses.prefix(ProtocolLimits.maxPortMappingGateways))
+        guard bounded != mappedAddresses else { return }
+        mappedAddresses = bounded
+        candidatesChanged()
+    }
+
     /// Deletes every port mapping at its gateway (one request each, queued for the next ``pollTransmit(into:now:)``)
     /// and stops asking: for a node that is closing.
     public mutating func releasePortMappings(now: Instant) {

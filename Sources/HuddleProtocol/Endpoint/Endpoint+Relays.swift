@@ -27,7 +27,7 @@ extension Endpoint {
     /// most ``ProtocolLimits/maxCandidates``.
     var candidates: [NetworkAddress] {
         var all: [NetworkAddress] = []
-        let mapped = portMappingClients.compactMap(\.mapping.externalAddress)
+        let mapped = portMappingClients.compactMap(\.mapping.externalAddress) + mappedAddresses
         for address in mapped + reflexiveAddresses.reversed() + localAddresses where !all.contains(address) {
             all.append(address)
         }

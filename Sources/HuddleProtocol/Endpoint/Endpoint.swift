@@ -45,6 +45,8 @@ public struct Endpoint {
     var stunClients: [StunBindingClient] = []
     /// The gateways this endpoint keeps a port mapping on.
     var portMappingClients: [PortMappingClient] = []
+    /// Port-mapped addresses the driver keeps (UPnP-IGD; ``setMappedAddresses(_:)``).
+    public internal(set) var mappedAddresses: [NetworkAddress] = []
     /// Gateways whose port mapping changed since ``pollEvent()`` last reported them (each at most once).
     var portMappingChanges: [NetworkAddress] = []
     /// TURN servers whose allocation changed since ``pollEvent()`` last reported them (each at most once).

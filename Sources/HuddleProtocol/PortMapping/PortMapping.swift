@@ -10,4 +10,19 @@ public struct PortMapping: Sendable, Hashable {
     public var lifetime: Duration?
     /// Why there is no mapping, when the gateway refused or never answered.
     public var failure: PortMappingFailure?
+
+    /// A mapping's state; with only `gateway`, nothing known yet.
+    public init(
+        gateway: NetworkAddress, externalAddress: NetworkAddress? = nil, mappingProtocol: PortMappingProtocol? = nil,
+        lifetime: Duration? = nil, failure: PortMappingFailure? = nil
+    ) {
+        self.gateway = gateway
+        self.externalAddress = externalAddress
+        self.mappingProtocol = mappingProtocol
+        self.lifetime = lifetime
+        self.failure = failure
+    }
+
+    /// Whether the gateway has settled: mapped, or failed.
+    public var isSettled: Bool { externalAddress != nil || failure != nil }
 }

@@ -24,7 +24,15 @@ public struct PortMappingClient {
     /// The mapping as it stands.
     public private(set) var mapping: PortMapping
 
-    private var method = PortMappingProtocol.pcp
+    /// The protocol asked now (this client speaks the two on port 5351).
+    private var method = Method.pcp
+
+    private enum Method {
+        case pcp
+        case natPMP
+
+        var reported: PortMappingProtocol { self == .pcp ? .pcp : .natPMP }
+    }
     private let nonce: [UInt8]
     /// The request in flight: its sends so far and when the next goes; nil when none is.
     private var pending: (attempts: Int, retransmitAt: Instant)?
@@ -75,7 +83,7 @@ public struct PortMappingClient {
         guard pending == nil, let start = nextRequestAt, start <= now else { return false }
         nextRequestAt = nil
         // A renewal keeps to the protocol that mapped; anything else starts over with PCP.
-        method = mapping.mappingProtocol ?? .pcp
+        method = mapping.mappingProtocol == .natPMP ? .natPMP : .pcp
         natPMPAddress = nil
         natPMPMapping = nil
         send(now: now, attempts: 1)
@@ -102,7 +110,7 @@ public struct PortMappingClient {
     public mutating func release(now: Instant) -> Bool {
         pending = nil
         nextRequestAt = nil
-        guard let method = mapping.mappingProtocol, let external = mapping.externalAddress else { return false }
+        guard let external = mapping.externalAddress else { return false }
         switch method {
         case .pcp:
             outbox.append(pcpRequest(lifetime: 0, suggesting: external))
@@ -243,12 +251,5 @@ public struct PortMappingClient {
         }
         guard let address, !address.addressBytes.allSatisfy({ $0 == 0 }), port != 0 else { return nil }
         return address
-    }
-}
-
-extension PortMapping {
-    /// Nothing known yet about `gateway`.
-    init(gateway: NetworkAddress) {
-        self.init(gateway: gateway, externalAddress: nil, mappingProtocol: nil, lifetime: nil, failure: nil)
     }
 }

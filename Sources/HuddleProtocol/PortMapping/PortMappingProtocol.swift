@@ -4,7 +4,10 @@ public enum PortMappingProtocol: String, Sendable, Hashable, CustomStringConvert
     case pcp
     /// NAT Port Mapping Protocol (RFC 6886), asked when the gateway does not answer PCP or says it speaks only this.
     case natPMP = "nat-pmp"
+    /// UPnP-IGD's WANIPConnection service (SSDP, HTTP and SOAP), which most home routers answer. The core does not
+    /// speak it (it needs TCP); the `Huddle` layer's node does, next to PCP and NAT-PMP.
+    case upnp
 
-    /// The protocol's name as the CLI's JSON prints it: `pcp` or `nat-pmp`.
+    /// The protocol's name as the CLI's JSON prints it: `pcp`, `nat-pmp` or `upnp`.
     public var description: String { rawValue }
 }
