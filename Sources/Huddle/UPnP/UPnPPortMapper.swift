@@ -148,9 +148,11 @@ final class UPnPPortMapper: Sendable {
             guard let response else { return .failure(.unanswered) }
             if response.status == 200 { return await externalAddress(port: external, lease: lease, control: control) }
             switch UPnPMessages.errorCode(in: response.body) {
-            case 725?:  // OnlyPermanentLeasesSupported
+            // 725 OnlyPermanentLeasesSupported; 718 ConflictInMappingEntry and 729 ConflictWithOtherMechanisms: the
+            // port is someone else's.
+            case 725?:
                 lease = 0
-            case 718?, 727?, 729?:  // ConflictInFilterEntry, ExternalPortOnlySupportsWildcard..., ConflictWithOtherMechanisms
+            case 718?, 729?:
                 external = UInt16.random(in: 1024...65535)
             case let code?:
                 return .failure(.refused(.upnp, resultCode: code))
