@@ -77,8 +77,8 @@ public final class HuddleNode: Sendable {
         /// those servers (their quota, not the session) until they change: prefer time-limited credentials (coturn's
         /// `use-auth-secret`) for servers shared this way.
         public var shareTurnServers = false
-        /// Whether the node asks its home router to forward a public port to its socket (PCP, then NAT-PMP; on by
-        /// default). Only a node bound to the unspecified address (`0.0.0.0`) or to its address toward the router
+        /// Whether the node asks its home router to forward a public port to its socket (PCP, else NAT-PMP, and
+        /// UPnP-IGD; on by default). Only a node bound to the unspecified address (`0.0.0.0`) or to its address toward the router
         /// asks, and only a router reached from a private address (10/8, 172.16/12, 192.168/16, 100.64/10): that is
         /// the NAT. The mapped address reaches this node from anywhere, so peers behind any NAT, symmetric ones
         /// included, get a direct path: it is offered to peers first and, when ``advertisedAddresses`` is left

@@ -87,7 +87,7 @@ struct NodeOptions: ParsableArguments {
 
     @Flag(
         help: ArgumentHelp(
-            "Do not ask the home router to forward a public port to this node (PCP, then NAT-PMP).",
+            "Do not ask the home router to forward a public port to this node (PCP, NAT-PMP, UPnP-IGD).",
             discussion: "By default a node listening on 0.0.0.0 behind a router (reached from a private address) asks "
                 + "it for a mapping, advertises the public address first and deletes the mapping when it stops; "
                 + "peers behind any NAT then reach it directly."))
