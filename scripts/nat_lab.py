@@ -5,6 +5,7 @@ Usage (as root, with ip, nft, conntrack, ss and coturn's turnserver installed; d
     python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN] [--sizes 2,4] [--timeout 40]
                                [--json-out PATH] [--run-dir DIR] [--keep-logs] [--no-nat-check]
     diagnosis only: [--no-default-routes] [--joiners-get-turn] [--coturn-verbose] [--coturn-arg=--OPTION]...
+                    [--huddle-arg=--OPTION]...
 
 Topology of a cell (rebuilt from nothing for every cell, then deleted):
   public   namespace with bridge br0, 10.99.0.0/24, and 10.99.0.254 on br0: the "internet core", default gateway of
@@ -730,6 +731,7 @@ def run_cell(cell, options, index, run_dir):
                 argv += ["--relay", RELAY, "--turn", TURN, "--turn", f"{TURN}?transport=tcp", "--share-turn"]
             elif options.joiners_get_turn:  # a diagnosis, not the lab's setup: joiners get the TURN servers too
                 argv += ["--turn", TURN, "--turn", f"{TURN}?transport=tcp"]
+            argv += options.huddle_arg  # a diagnosis too, e.g. --log-level=debug (to NAME.err)
             member = Member(member_name, kind, side, ns, ip, argv, huddle_env(os.path.join(directory,
                             f"home-{member_name}")), directory, clock0)
             if position == size - 1:
@@ -1300,7 +1302,8 @@ def build_sampler(stop, samples):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--huddle", default=".build/release/huddle")
-    parser.add_argument("--cells", default="", help="substring filter on cell names")
+    parser.add_argument("--cells", default="",
+                        help="substring filter on cell names; several separated by commas: the cells matching any")
     parser.add_argument("--sizes", default="2,4")
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds per cell, from the host's start")
     parser.add_argument("--json-out")
@@ -1315,6 +1318,9 @@ def main():
     parser.add_argument("--coturn-arg", action="append", default=[],
                         help="diagnosis: one more turnserver option (repeatable), e.g. --denied-peer-ip=...")
     parser.add_argument("--coturn-verbose", action="store_true", help="coturn logs every session (--verbose)")
+    parser.add_argument("--huddle-arg", action="append", default=[],
+                        help="diagnosis: one more option for every member (repeatable), e.g. "
+                             "--huddle-arg=--log-level=debug (its log goes to NAME.err)")
     parser.add_argument("--no-nat-check", action="store_true",
                         help="skip the plain-UDP check of each NAT kind's mapping and filtering")
     options = parser.parse_args()
@@ -1337,7 +1343,8 @@ def main():
         if shutil.which(tool) is None:
             print(f"nat_lab: {tool} is missing (make deps)", file=sys.stderr)
             return 1
-    cells = [c for c in cell_list(sizes) if options.cells in c["name"]]
+    patterns = options.cells.split(",")
+    cells = [c for c in cell_list(sizes) if any(pattern in c["name"] for pattern in patterns)]
     if not cells:
         parser.error(f"no cell matches {options.cells!r}")
     upnp_kinds = [k for k in UPNP_KINDS if any(k in (c["a"], c["b"]) for c in cells)]

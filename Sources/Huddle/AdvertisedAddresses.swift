@@ -14,8 +14,10 @@ import HuddleSession
 ///
 /// A node bound to a specific address advertises that address. A node bound to the unspecified address
 /// (`0.0.0.0` or `::`) is reachable at every address of its machine, so it advertises the machine's non-loopback
-/// interface addresses of that family first (a ticket names a member at its first address, and a ticket handed to
-/// another machine must not name loopback), then loopback last (for members on the same machine). Link-local
+/// interface addresses first (a ticket names a member at its first address, and a ticket handed to another machine
+/// must not name loopback), then loopback last (for members on the same machine). A socket on `::` is dual-stack: it
+/// advertises the IPv4 addresses first (every peer can send to those; a joiner tries the next address 250 ms after
+/// the first), then the IPv6 ones, and 127.0.0.1 as its loopback (which IPv4 and IPv6 sockets both reach). Link-local
 /// addresses are left out: IPv6 ones need a scope id the ticket cannot carry, and IPv4 ones (169.254/16) are a
 /// fallback no other machine is likely to share.
 enum AdvertisedAddresses {
@@ -23,19 +25,19 @@ enum AdvertisedAddresses {
     /// bound port is used), at most ``ProtocolLimits/maxMemberAddresses``.
     static func choose(bound: NetworkAddress, interfaces: [NetworkAddress]) -> [NetworkAddress] {
         guard bound.addressBytes.allSatisfy({ $0 == 0 }) else { return [bound] }
+        // An IPv6 socket on `::` carries IPv4 too.
+        let families: [NetworkAddress.Family] = bound.family == .ipv4 ? [.ipv4] : [.ipv4, .ipv6]
         var chosen: [NetworkAddress] = []
-        for address in interfaces
-        where address.family == bound.family && !isLoopback(address) && !isLinkLocal(address)
-            && !address.addressBytes.allSatisfy({ $0 == 0 })
-        {
-            let candidate = address.withPort(bound.port)
-            if !chosen.contains(candidate) { chosen.append(candidate) }
-        }
-        let loopback: NetworkAddress =
-            switch bound.family {
-            case .ipv4: NetworkAddress(ipv4: 127, 0, 0, 1, port: bound.port)
-            case .ipv6: NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: bound.port)!
+        for family in families {
+            for address in interfaces
+            where address.family == family && !isLoopback(address) && !isLinkLocal(address)
+                && !address.addressBytes.allSatisfy({ $0 == 0 })
+            {
+                let candidate = address.withPort(bound.port)
+                if !chosen.contains(candidate) { chosen.append(candidate) }
             }
+        }
+        let loopback = NetworkAddress(ipv4: 127, 0, 0, 1, port: bound.port)
         return Array(chosen.prefix(ProtocolLimits.maxMemberAddresses - 1)) + [loopback]
     }
 

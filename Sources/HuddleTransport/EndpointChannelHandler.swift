@@ -103,6 +103,8 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // Known here when the handler joins a bound channel, else at channelActive.
+        addresses.mapsIPv4 = context.channel.localAddress?.protocol == .inet6
         // Sized for base-size datagrams; it grows once if the paths confirm larger ones.
         transmits = TransmitBatch(
             capacity: settings.maxDatagramsPerFlush * settings.baseSlotSize, allocator: context.channel.allocator)
@@ -120,6 +122,7 @@ final class EndpointChannelHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         awaitingChannel = false
+        addresses.mapsIPv4 = context.channel.localAddress?.protocol == .inet6
         context.fireChannelActive()
         // A replacement socket: send what queued up meanwhile and re-arm the timer.
         if !isClosed { afterInput() }

@@ -11,16 +11,29 @@ import NIOCore
 ///
 /// A `SocketAddress` holds a heap box, so building one per transmitted datagram would allocate on the hot path;
 /// the converter keeps a bounded cache of the destinations in use (a handful of peers in practice).
+///
+/// A dual-stack socket (IPv6, bound to `::`) carries IPv4 as v4-mapped IPv6 addresses (`::ffff:a.b.c.d`). The core
+/// sees every IPv4 peer as IPv4 whatever the socket (so a ticket's IPv4 address matches the peer's datagrams): a
+/// v4-mapped source is read as IPv4, and with ``mapsIPv4`` an IPv4 destination is written v4-mapped.
 struct SocketAddressConverter {
     /// Cached destinations before the cache is reset (a peer roaming through many addresses cannot grow it).
     static let cacheLimit = 1_024
 
     private var cache: [NetworkAddress: SocketAddress] = [:]
 
+    /// Whether the socket is IPv6, so IPv4 destinations go v4-mapped; setting it clears the cache.
+    var mapsIPv4 = false {
+        didSet { if mapsIPv4 != oldValue { cache.removeAll() } }
+    }
+
     /// The socket address for `address`, from the cache when possible.
     mutating func socketAddress(for address: NetworkAddress) -> SocketAddress {
         if let cached = cache[address] { return cached }
-        let converted = Self.makeSocketAddress(address)
+        let converted =
+            mapsIPv4 && address.family == .ipv4
+            ? Self.makeSocketAddress(
+                NetworkAddress(ipv6: Self.v4MappedPrefix + address.addressBytes, port: address.port)!)
+            : Self.makeSocketAddress(address)
         if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
         cache[address] = converted
         return converted
@@ -39,11 +52,19 @@ struct SocketAddressConverter {
         case .v6(let ipv6):
             var raw = ipv6.address
             let port = UInt16(bigEndian: raw.sin6_port)
-            return withUnsafeBytes(of: &raw.sin6_addr) { NetworkAddress(ipv6: $0, port: port) }
+            return withUnsafeBytes(of: &raw.sin6_addr) { bytes in
+                if bytes.prefix(12).elementsEqual(v4MappedPrefix) {
+                    return NetworkAddress(ipv4: bytes[12], bytes[13], bytes[14], bytes[15], port: port)
+                }
+                return NetworkAddress(ipv6: bytes, port: port)
+            }
         default:
             return nil
         }
     }
+
+    /// The first 12 bytes of a v4-mapped IPv6 address.
+    static let v4MappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
 
     private static func makeSocketAddress(_ address: NetworkAddress) -> SocketAddress {
         let bytes = address.addressBytes

@@ -109,6 +109,11 @@ private final class RelayHandler: ChannelInboundHandler {
         self.events = events
     }
 
+    func channelActive(context: ChannelHandlerContext) {
+        addresses.mapsIPv4 = context.channel.localAddress?.protocol == .inet6
+        context.fireChannelActive()
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         // An idle relay receives nothing, so expiry needs a timer of its own to be noticed and reported.
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)

@@ -148,11 +148,13 @@ struct NewcomerTests {
         #expect(
             AdvertisedAddresses.choose(bound: wildcard, interfaces: [loopback])
                 == [NetworkAddress(ipv4: 127, 0, 0, 1, port: 4000)])
+        // `::` is dual-stack: IPv4 first, then IPv6, and 127.0.0.1, which IPv4 and IPv6 sockets both reach.
         let ipv6Wildcard = NetworkAddress(ipv6: [UInt8](repeating: 0, count: 16), port: 4000)!
         #expect(
             AdvertisedAddresses.choose(bound: ipv6Wildcard, interfaces: interfaces) == [
+                NetworkAddress(ipv4: 192, 168, 1, 20, port: 4000), NetworkAddress(ipv4: 10, 0, 0, 5, port: 4000),
                 NetworkAddress(ipv6: ipv6Global.addressBytes, port: 4000)!,
-                NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: 4000)!,
+                NetworkAddress(ipv4: 127, 0, 0, 1, port: 4000),
             ])
         // Never more than a member record carries.
         let many = (1...20).map { NetworkAddress(ipv4: 10, 0, 1, UInt8($0), port: 0) }
@@ -220,5 +222,43 @@ struct TicketAddressTests {
         #expect(joined.state == .joined)
         // The second address is dialled a quarter second after the first (RFC 8305's stagger), not after a timeout.
         #expect(ContinuousClock.now - started < .seconds(3))
+    }
+}
+
+@Suite("Dual-stack nodes")
+struct DualStackTests {
+    @Test(
+        "A node on [::] is joined by an IPv4-only node and an IPv6 node; it sees the IPv4 one at its IPv4 address, not v4-mapped",
+        .timeLimit(.minutes(1)))
+    func dualStackHost() async throws {
+        var random = ChaChaRandomGenerator(seed: 71)
+        var hostConfiguration = HuddleNode.Configuration(identity: Identity(using: &random), name: "host", host: "::")
+        // Loopback only (port 0: the bound port): the IPv4 one first, which an IPv4 socket can reach.
+        let loopback6 = NetworkAddress(ipv6: [UInt8](repeating: 0, count: 15) + [1], port: 0)!
+        hostConfiguration.advertisedAddresses = [NetworkAddress(ipv4: 127, 0, 0, 1, port: 0), loopback6]
+        let host = try await HuddleNode.start(hostConfiguration)
+        let guest4 = try await startNode("guest4", seed: 72)
+        var sixConfiguration = HuddleNode.Configuration(identity: Identity(using: &random), name: "guest6", host: "::1")
+        sixConfiguration.advertisedAddresses = [loopback6]
+        let guest6 = try await HuddleNode.start(sixConfiguration)
+        defer { Task { for node in [host, guest4, guest6] { await node.shutdown() } } }
+        #expect(host.localAddress.family == .ipv6 && guest4.localAddress.family == .ipv4)
+        let session = try await host.activate(DrawTogether(canvas: "dual"))
+        try await session.join()
+        let invitation = try Invitation(parsing: try await session.makeInvitation().ticket)
+        let joined4 = try await withTimeout(20, "the IPv4 guest joins") {
+            try await guest4.join(invitation, as: DrawTogether.self)
+        }
+        // The IPv6 guest dials the host at its first address, 127.0.0.1, and cannot: its socket is IPv6 only (bound
+        // to ::1). It reaches the host at the second, ::1, 250 ms later.
+        let joined6 = try await withTimeout(20, "the IPv6 guest joins") {
+            try await guest6.join(invitation, as: DrawTogether.self)
+        }
+        #expect(joined4.state == .joined && joined6.state == .joined)
+        #expect(await eventually("the host sees both guests") { session.activeParticipants.count == 3 })
+        let paths = Dictionary(
+            uniqueKeysWithValues: try await session.peerStatistics().map { ($0.participant.name, $0.path) })
+        #expect(paths["guest4"] == .direct(NetworkAddress(ipv4: 127, 0, 0, 1, port: guest4.localAddress.port)))
+        #expect(paths["guest6"] == .direct(loopback6.withPort(guest6.localAddress.port)))
     }
 }
