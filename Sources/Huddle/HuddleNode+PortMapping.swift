@@ -19,13 +19,15 @@ extension HuddleNode {
     /// Asks each home gateway the socket bound at `bound` can use for a port mapping, over PCP / NAT-PMP (the
     /// endpoint's clients) and UPnP-IGD (a mapper each) at once, and waits up to ``portMappingWait`` for the first
     /// mapping. Returns the mapped addresses so far and the UPnP mappers (to release at shutdown). Nothing is asked
-    /// for an IPv6 socket, or one bound to an address other than the one toward the gateway.
+    /// for a socket bound to an IPv6 address or to an address other than the one toward the gateway.
     static func startPortMapping(
         driver: UDPEndpointDriver, bound: NetworkAddress, report: PortMappingReport
     ) async -> (mapped: [NetworkAddress], upnp: [UPnPPortMapper]) {
-        guard bound.family == .ipv4 else { return ([], []) }
+        // A socket on `::` is dual-stack: it reaches an IPv4 gateway, and the mapping forwards IPv4 to it.
+        let unspecified = bound.addressBytes.allSatisfy { $0 == 0 }
+        guard bound.family == .ipv4 || unspecified else { return ([], []) }
         let gateways = HomeGateway.discover().filter {
-            bound.addressBytes.allSatisfy({ $0 == 0 }) || bound.addressBytes == $0.localAddress.addressBytes
+            unspecified || bound.addressBytes == $0.localAddress.addressBytes
         }
         guard !gateways.isEmpty else { return ([], []) }
         try? await driver.perform { endpoint, now in
