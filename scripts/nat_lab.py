@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """NAT lab (issue 38): `huddle` sessions across emulated NATs in Linux network namespaces, measured cell by cell.
 
-Usage (as root, with ip, nft, conntrack, ss and coturn's turnserver installed; docs/NAT-LAB.md has the results):
-    python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN] [--sizes 2,4] [--timeout 40]
+Usage (as root, with ip, nft, conntrack, ss, coturn's turnserver and miniupnpd installed; docs/NAT-LAB.md has the
+results):
+    python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN[,PATTERN...]] [--sizes 2,4]
+                               [--timeout 40]
                                [--json-out PATH] [--run-dir DIR] [--keep-logs] [--no-nat-check]
     diagnosis only: [--no-default-routes] [--joiners-get-turn] [--coturn-verbose] [--coturn-arg=--OPTION]...
                     [--huddle-arg=--OPTION]...
@@ -18,6 +20,9 @@ Topology of a cell (rebuilt from nothing for every cell, then deleted):
   a home namespace at 192.168.(11+i).2 (default route via the router) where the member runs on port 7000.
   cgnat puts a carrier router between: home router wan 100.64.(11+i).2 -> carrier lan 100.64.(11+i).1, carrier wan
   10.99.0.(11+i). hairpin puts every member on one lan bridge (192.168.11.2-5) behind one port-restricted router.
+  A router that runs miniupnpd (the +upnp kinds) has its wan at 198.20.0.(11+i) instead: miniupnpd maps nothing
+  from a private or reserved wan address, 10/8 included. Its cells put 198.20.0.254/24 on br0 too (ICMP redirects
+  off), the default gateway of those routers; the core routes between the two networks. Nothing else moves.
 
 NAT kinds (nftables in the router; every router drops new inbound on its wan in the input hook, so an unsolicited
 packet to a port without a mapping is dropped, and conntrack makes replies address-and-port dependent):
@@ -28,15 +33,23 @@ packet to a port without a mapping is dropped, and conntrack makes replies addre
   symmetric        masquerade random,fully-random + the wan drop
   cgnat            two port-restricted routers in series (both keep ports when free)
   udp-blocked      port-restricted router; the home namespace drops all outbound UDP (TCP passes)
+  symmetric+upnp   symmetric, and miniupnpd (Debian's, nftables backend) serving PCP, NAT-PMP and UPnP-IGD on lan,
+                   its rules in a table inet miniupnpd, configured as Tests/HuddleCLITestSupport/MiniUPnPd.swift does
+  port-restricted+upnp  port-restricted, and miniupnpd the same way
 Before the cells, a check without huddle (skip it with --no-nat-check) sends plain UDP from a home of each kind to
 two servers and reports the mapping (same public port for both or not) and the filtering (what comes back from the
-same IP on another port, and from an IP the home never sent to), and whether the hairpin router hairpins.
+same IP on another port, and from an IP the home never sent to), and whether the hairpin router hairpins; for the
++upnp kinds the cells use, the home then asks for a NAT-PMP mapping of port 7000 and an address it never sent to
+sends a datagram to the mapped address.
 
 Cells: every unordered pair of kinds (21), named SIDE_A+SIDE_B/N where side A holds the host; N=2: the host on side
 A, one joiner on side B; N=4: the host and one joiner on side A, two joiners on side B, each member in its own home
 behind its own router of its side's kind. Plus hairpin/2 and hairpin/4: every member behind one port-restricted
-router. The host gets --relay, --turn over UDP and over TCP, and --share-turn; joiners get only the ticket. Joiners
-start one after another, each once the previous one printed `joined` (or failed: the later ones are not started).
+router. Plus the cells of the +upnp kinds (UPNP_CELLS, 5 pairs for each N), with the +upnp kind on side A:
+symmetric+upnp with symmetric+upnp, symmetric, port-restricted and udp-blocked, and port-restricted+upnp with
+symmetric. The host gets --relay, --turn over UDP and over TCP, and --share-turn; joiners get only the ticket.
+Joiners start one after another, each once the previous one printed `joined` (or failed: the later ones are not
+started). Every member asks its router for a port mapping (huddle's default); only the +upnp routers answer.
 
 Measured per cell:
   connected      every member printed `joined` and every member printed a `message` from every other member
@@ -47,14 +60,16 @@ Measured per cell:
   path at end    `/peers` at every member about 6 s after the last join; a pair is direct when both ends say direct,
                  relayed when both say relayed, split when they differ, not established when either end lists no
                  connection or one with packets_sent 0 (huddle lists a connection whose handshake never completed,
-                 as "direct" at the peer's first address)
+                 as "direct" at the peer's first address); an end that says direct at a TURN relayed address (coturn,
+                 a port other than 443: the peer's allocation) counts as relayed, with a note
   time to direct per pair, from the later of the two `joined` events to the moment both ends had seen the other
                  direct (the first `path-changed` to direct, or the first `/peers` answer showing an established
                  direct connection: `/peers` is asked every 100 ms); the cell's median over the pairs that went
                  direct, "-" when none did
+  port mapping   each member's last `port-mapping` event: protocol and external address, or the error
 Prints a markdown table and a summary; --json-out writes every measurement, event times and notes. Each member's
-timestamped output, coturn's log, every router's conntrack table and ruleset, and a merged timeline stay in
---run-dir (removed unless --keep-logs or a cell failed to connect).
+timestamped output, coturn's log, miniupnpd's configuration and log (miniupnpd-rI/), every router's conntrack table
+and ruleset, and a merged timeline stay in --run-dir (removed unless --keep-logs or a cell failed to connect).
 
 Cleanup: every namespace is named natlab-*; the script deletes leftovers of that prefix at start (killing the
 processes still inside them, which an earlier run of this script started) and its own namespaces at the end of
