@@ -34,6 +34,11 @@ public enum ProtocolLimits {
     public static let initiationsPerSecondPerSource = 20
     /// ... with bursts of up to 5.
     public static let initiationBurstPerSource = 5
+    /// How long after completing a handshake as the initiator a side with the smaller static key (the winner of a
+    /// simultaneous open) takes a new initiation from the peer for the peer's own half of that open, sent before it
+    /// answered ours and arriving late by a slower path (a relay's, a TURN server's), and drops it instead of
+    /// letting it supersede the connection. A peer that really started over dials again after this.
+    public static let crossingInitiationWindow: Duration = .seconds(1)
     /// Sources whose rate is tracked at once: 4,096. When full, sources whose bucket has refilled are forgotten; a new
     /// source that still finds it full is refused like one over its rate.
     public static let maxRateLimitedSources = 4096

@@ -281,14 +281,26 @@ extension Endpoint {
             }
             return true
         }
+        let winsSimultaneousOpen = staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes)
         let known = connections.withConnection(in: connections.slot(of: live)!) { connection in
             (
                 resumable: received.resumption.map { connection.slot(for: $0) != nil } ?? false,
-                established: connection.state == .established
+                established: connection.state == .established,
+                // Our initiation won a simultaneous open moments ago: the peer answered it and dropped its own, but
+                // a copy of that one (sent through a relay or a TURN server while the direct one crossed ours) can
+                // still arrive. Superseding for it would end the connection both sides just made.
+                crossing: winsSimultaneousOpen
+                    && connection.current.map {
+                        $0.isInitiator && now - $0.created < ProtocolLimits.crossingInitiationWindow
+                    } ?? false
             )
         }
         if received.resumption != nil, !known.resumable {
             statistics.staleResumptionsDropped += 1
+            return false
+        }
+        if received.resumption == nil, known.established, known.crossing {
+            statistics.simultaneousInitiationsDropped += 1
             return false
         }
         if received.resumption == nil, known.established {
