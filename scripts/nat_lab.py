@@ -23,6 +23,10 @@ Topology of a cell (rebuilt from nothing for every cell, then deleted):
   A router that runs miniupnpd (the +upnp kinds) has its wan at 198.20.0.(11+i) instead: miniupnpd maps nothing
   from a private or reserved wan address, 10/8 included. Its cells put 198.20.0.254/24 on br0 too (ICMP redirects
   off), the default gateway of those routers; the core routes between the two networks. Nothing else moves.
+  ipv6 cells have no IPv4 at all: every address is in 2001:db8::/32 and added with nodad; the bridge's core is
+  2001:db8:99::254/64 (a route to each home prefix via its router, a blackhole default route), the relay listens on
+  [2001:db8:99::1]:3478, home i is 2001:db8:(11+i)::2/64 behind a router whose wan is 2001:db8:99::(11+i)/64 and
+  whose lan is 2001:db8:(11+i)::1/64; members listen on [2001:db8:(11+i)::2]:7000. No coturn in these cells.
 
 NAT kinds (nftables in the router; every router drops new inbound on its wan in the input hook, so an unsolicited
 packet to a port without a mapping is dropped, and conntrack makes replies address-and-port dependent):
@@ -36,18 +40,22 @@ packet to a port without a mapping is dropped, and conntrack makes replies addre
   symmetric+upnp   symmetric, and miniupnpd (Debian's, nftables backend) serving PCP, NAT-PMP and UPnP-IGD on lan,
                    its rules in a table inet miniupnpd, configured as Tests/HuddleCLITestSupport/MiniUPnPd.swift does
   port-restricted+upnp  port-restricted, and miniupnpd the same way
+  ipv6             no NAT: a global IPv6 address; the router's only rule is the stateful firewall of IPv6 home
+                   routers, `iifname "wan" ct state new counter drop` in its forward hook (table inet natlab)
 Before the cells, a check without huddle (skip it with --no-nat-check) sends plain UDP from a home of each kind to
 two servers and reports the mapping (same public port for both or not) and the filtering (what comes back from the
 same IP on another port, and from an IP the home never sent to), and whether the hairpin router hairpins; for the
 +upnp kinds the cells use, the home then asks for a NAT-PMP mapping of port 7000 and an address it never sent to
-sends a datagram to the mapped address.
+sends a datagram to the mapped address; for ipv6 (when its cells are selected), the same probes over IPv6 (servers
+2001:db8:99::1 and ::2, ::3 the address never sent to).
 
 Cells: every unordered pair of kinds (21), named SIDE_A+SIDE_B/N where side A holds the host; N=2: the host on side
 A, one joiner on side B; N=4: the host and one joiner on side A, two joiners on side B, each member in its own home
 behind its own router of its side's kind. Plus hairpin/2 and hairpin/4: every member behind one port-restricted
 router. Plus the cells of the +upnp kinds (UPNP_CELLS, 5 pairs for each N), with the +upnp kind on side A:
 symmetric+upnp with symmetric+upnp, symmetric, port-restricted and udp-blocked, and port-restricted+upnp with
-symmetric. The host gets --relay, --turn over UDP and over TCP, and --share-turn; joiners get only the ticket.
+symmetric. Plus ipv6/2 and ipv6/4, every member in an IPv6-only home of its own. The host gets --relay, --turn over
+UDP and over TCP, and --share-turn (in the ipv6 cells only --relay [2001:db8:99::1]:3478); joiners get only the ticket.
 Joiners start one after another, each once the previous one printed `joined` (or failed: the later ones are not
 started). Every member asks its router for a port mapping (huddle's default); only the +upnp routers answer.
 
@@ -81,6 +89,7 @@ Python 3 standard library only.
 """
 import argparse
 import datetime
+import ipaddress
 import json
 import os
 import shutil
@@ -114,6 +123,15 @@ UPNP_KINDS = {"symmetric+upnp": "symmetric", "port-restricted+upnp": "port-restr
 UPNP_CELLS = [("symmetric+upnp", "symmetric+upnp"), ("symmetric+upnp", "symmetric"),
               ("symmetric+upnp", "port-restricted"), ("symmetric+upnp", "udp-blocked"),
               ("port-restricted+upnp", "symmetric")]
+# IPv6-only homes (issue 39): kind IPV6, cells ipv6/2 and ipv6/4. Every address is in 2001:db8::/32 (the
+# documentation prefix, routed only inside the lab), with nodad; no IPv4 address anywhere in these cells. Home i has
+# 2001:db8:(11+i)::2/64 behind a router (wan 2001:db8:99::(11+i)/64) that does no NAT but drops unsolicited inbound
+# in its forward hook; the core is V6_CORE, the relay listens on RELAY6. No coturn in these cells.
+IPV6 = "ipv6"
+V6_NET = "2001:db8:99"
+V6_CORE = f"{V6_NET}::254"
+RELAY6_IP = f"{V6_NET}::1"
+RELAY6 = f"[{RELAY6_IP}]:3478"
 MAPPED_NET = "198.20.0"
 MAPPED_CORE = f"{MAPPED_NET}.254"
 MINIUPNPD = "/usr/sbin/miniupnpd"
@@ -183,6 +201,13 @@ def maps_ports(kind):
     return kind in UPNP_KINDS
 
 
+def firewall6_rules():
+    """The ruleset of an IPv6 home router: no NAT, only the stateful firewall of IPv6 home routers (replies pass,
+    unsolicited inbound does not), in the forward hook; its counter (in routers.txt) says how much it dropped."""
+    return ("table inet natlab {\n  chain fw_forward {\n    type filter hook forward priority filter; policy accept;\n"
+            "    iifname \"wan\" ct state new counter drop\n  }\n}\n")
+
+
 def nat_rules(kind, wan_ip, home_ip):
     """The nftables ruleset of a router of `kind` (a cgnat layer is port-restricted)."""
     sets = ""
@@ -227,12 +252,18 @@ class Topology:
         self.own_workdir = None
         self.mapped = False  # MAPPED_NET is on the bridge
         self.miniupnpds = []  # (router namespace, Popen, log file)
+        self.ipv6 = False  # an IPv6-only cell (build_public6): no duplicate address detection in its namespaces
 
     def ns(self, short):
         name = f"{PREFIX}{self.tag}-{short}"
         run(["ip", "netns", "add", name])
         self.namespaces.append(name)
         self.ip(name, "link", "set", "lo", "up")
+        if self.ipv6:
+            # Besides nodad on every address: no DAD for the link-local addresses either (their interfaces are made
+            # after this), or the first datagrams after the build waited about a second.
+            for scope in ("all", "default"):
+                self.exec(name, "sysctl", "-qw", f"net.ipv6.conf.{scope}.accept_dad=0")
         return name
 
     @staticmethod
@@ -251,7 +282,8 @@ class Topology:
         self.ip(ns, "link", "add", ifname, "type", "veth", "peer", "name", peer_ifname, "netns", peer_ns)
 
     def address(self, ns, ifname, cidr):
-        self.ip(ns, "address", "add", cidr, "dev", ifname)
+        # nodad: an IPv6 address is usable at once, without duplicate address detection's second or two.
+        self.ip(ns, "address", "add", cidr, "dev", ifname, *(["nodad"] if ":" in cidr else []))
         self.ip(ns, "link", "set", ifname, "up")
 
     def on_bridge(self, ns, ifname, port, cidr):
@@ -298,6 +330,44 @@ class Topology:
         self.on_bridge(self.turn, "eth0", "turn", f"{TURN_IP}/24")
         for ns in (self.relay, self.turn):
             self.core_route(ns)
+
+    def build_public6(self, servers=1):
+        """The IPv6-only public side: the bridge, V6_CORE on it (forwarding, a route to every home prefix through its
+        router, added by add_home6, and a blackhole default route behind it), the relay's namespace at RELAY6_IP;
+        with `servers` 2, a second namespace (self.turn, no coturn) at 2001:db8:99::2, for the check."""
+        self.ipv6 = True
+        self.public = self.ns("pub")
+        self.ip(self.public, "link", "add", "br0", "type", "bridge")
+        self.ip(self.public, "link", "set", "br0", "up")
+        self.ip(self.public, "address", "add", f"{V6_CORE}/64", "dev", "br0", "nodad")
+        self.exec(self.public, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+        self.ip(self.public, "-6", "route", "add", "blackhole", "default")
+        self.relay = self.ns("relay")
+        self.on_bridge(self.relay, "eth0", "relay", f"{RELAY6_IP}/64")
+        self.ip(self.relay, "-6", "route", "add", "default", "via", V6_CORE)
+        self.turn = None
+        if servers > 1:
+            self.turn = self.ns("turn")
+            self.on_bridge(self.turn, "eth0", "turn", f"{V6_NET}::2/64")
+            self.ip(self.turn, "-6", "route", "add", "default", "via", V6_CORE)
+
+    def add_home6(self, index):
+        """Member `index`'s IPv6-only home: 2001:db8:(11+i)::2/64 behind a router (wan 2001:db8:99::(11+i)/64, lan
+        2001:db8:(11+i)::1/64) that forwards without NAT and drops new inbound connections; returns (namespace, IP)."""
+        octet = 11 + index
+        router = self.ns(f"r{index}")
+        self.on_bridge(router, "wan", f"r{index}", f"{V6_NET}::{octet}/64")
+        self.ip(router, "-6", "route", "add", "default", "via", V6_CORE)
+        self.exec(router, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+        self.nft(router, firewall6_rules())
+        home = self.ns(f"h{index}")
+        home_ip = f"2001:db8:{octet}::2"
+        self.veth(router, "lan", home, "eth0")
+        self.address(router, "lan", f"2001:db8:{octet}::1/64")
+        self.address(home, "eth0", f"{home_ip}/64")
+        self.ip(home, "-6", "route", "add", "default", "via", f"2001:db8:{octet}::1")
+        self.ip(self.public, "-6", "route", "add", f"2001:db8:{octet}::/64", "via", f"{V6_NET}::{octet}")
+        return home, home_ip
 
     def core_route(self, ns, mapped=False):
         """The default route to the core (MAPPED_CORE from an address on MAPPED_NET); without default routes, only
@@ -603,6 +673,7 @@ def cell_list(sizes):
         cells.append({"name": f"hairpin/{size}", "a": "hairpin", "b": "hairpin", "size": size})
         for a, b in UPNP_CELLS:
             cells.append({"name": f"{a}+{b}/{size}", "a": a, "b": b, "size": size})
+        cells.append({"name": f"{IPV6}/{size}", "a": IPV6, "b": IPV6, "size": size})
     return cells
 
 
@@ -619,6 +690,8 @@ def hole_punch_feasible(kind_x, kind_y):
     """Whether plain hole punching (each side probing the other's reflexive address, no port prediction) can open a
     direct path between homes of these kinds in this lab (a +upnp kind counts as its plain kind here)."""
     kind_x, kind_y = base_kind(kind_x), base_kind(kind_y)
+    if IPV6 in (kind_x, kind_y):  # no NAT: each side's probe to the other's address opens its own firewall
+        return kind_x == kind_y
     if "udp-blocked" in (kind_x, kind_y):
         return False
     if kind_x in EIM and kind_y in EIM:
@@ -643,6 +716,23 @@ def peers_snapshots(events):
             snapshots.append((at, current))
             current = {}
     return snapshots
+
+
+def split_address(address):
+    """("HOST", "PORT") of `HOST:PORT` or `[HOST]:PORT`; an IPv6 host is normalised ("2001:db8:99::1", whereas
+    huddle prints every group: [2001:db8:99:0:0:0:0:1]:3478)."""
+    host, _, port = (address or "").rpartition(":")
+    host = host.strip("[]")
+    try:
+        host = str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    return host, port
+
+
+def via_relay(address):
+    """Whether `address` is the huddle relay's (RELAY on IPv4, RELAY6 in the IPv6 cells)."""
+    return split_address(address) in (tuple(RELAY.split(":")), (RELAY6_IP, "3478"))
 
 
 def turn_relayed(address):
@@ -682,19 +772,26 @@ def run_cell(cell, options, index, run_dir):
     relay = None
     coturn = None
     cell_started = time.monotonic()
+    ipv6 = cell["a"] == IPV6
+    relay_address = RELAY6 if ipv6 else RELAY
     try:
-        topology.build_public(mapped=maps_ports(cell["a"]) or maps_ports(cell["b"]))
         plan = member_plan(cell)
-        if cell["a"] == "hairpin":
-            homes = topology.add_hairpin(len(plan))
+        if ipv6:
+            topology.build_public6()
+            homes = [topology.add_home6(i) for i in range(len(plan))]
         else:
-            homes = [topology.add_home(i, kind) for i, (_, kind, _) in enumerate(plan)]
+            topology.build_public(mapped=maps_ports(cell["a"]) or maps_ports(cell["b"]))
+            if cell["a"] == "hairpin":
+                homes = topology.add_hairpin(len(plan))
+            else:
+                homes = [topology.add_home(i, kind) for i, (_, kind, _) in enumerate(plan)]
         result["setup_s"] = round(time.monotonic() - cell_started, 2)
         clock0 = time.monotonic()
-        relay = Proc("relay", topology.relay, [options.huddle, "relay", "--json", "--listen", RELAY],
+        relay = Proc("relay", topology.relay, [options.huddle, "relay", "--json", "--listen", relay_address],
                      huddle_env(os.path.join(directory, "home-relay")), directory, clock0)
         procs.append(relay)
-        coturn = Proc(
+        # No coturn in the IPv6 cells (no IPv4 there, and coturn is not on IPv6 here): the relay is the fallback.
+        coturn = None if ipv6 else Proc(
             "coturn", topology.turn,
             ["turnserver", "-n", f"--listening-ip={TURN_IP}", "--listening-port=443", f"--relay-ip={TURN_IP}",
              "--lt-cred-mech", "--user=ada:secret", "--realm=huddle.test", "--no-tls", "--no-dtls", "--no-cli",
@@ -702,7 +799,8 @@ def run_cell(cell, options, index, run_dir):
              f"--userdb={directory}/turn.db"] + (["--verbose"] if options.coturn_verbose else [])
             + options.coturn_arg,
             {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, directory, clock0)
-        procs.append(coturn)
+        if coturn is not None:
+            procs.append(coturn)
 
         def coturn_ready():
             sockets = run(["ip", "netns", "exec", topology.turn, "ss", "-H", "-lntu", "sport = :443"],
@@ -711,7 +809,7 @@ def run_cell(cell, options, index, run_dir):
 
         if not wait_until(lambda: relay.first("relay-listening") is not None, time.monotonic() + 10):
             raise LabError("huddle relay printed no relay-listening within 10 s")
-        if not wait_until(coturn_ready, time.monotonic() + 10, step=0.1):
+        if coturn is not None and not wait_until(coturn_ready, time.monotonic() + 10, step=0.1):
             raise LabError("coturn did not listen on UDP and TCP 443 within 10 s")
 
         t0 = time.monotonic()
@@ -741,10 +839,12 @@ def run_cell(cell, options, index, run_dir):
             argv = ["host"] if ticket is None else ["join", ticket]
             argv = [options.huddle] + argv + [
                 "--json", "--name", member_name, "--identity", os.path.join(options.identity_dir, f"{member_name}.key"),
-                "--listen", f"{ip}:{PORT}"]
-            if ticket is None:
+                "--listen", f"[{ip}]:{PORT}" if ipv6 else f"{ip}:{PORT}"]
+            if ticket is None and ipv6:
+                argv += ["--relay", RELAY6]
+            elif ticket is None:
                 argv += ["--relay", RELAY, "--turn", TURN, "--turn", f"{TURN}?transport=tcp", "--share-turn"]
-            elif options.joiners_get_turn:  # a diagnosis, not the lab's setup: joiners get the TURN servers too
+            elif options.joiners_get_turn and not ipv6:  # a diagnosis, not the lab's setup: joiners get TURN too
                 argv += ["--turn", TURN, "--turn", f"{TURN}?transport=tcp"]
             argv += options.huddle_arg  # a diagnosis too, e.g. --log-level=debug (to NAME.err)
             member = Member(member_name, kind, side, ns, ip, argv, huddle_env(os.path.join(directory,
@@ -831,7 +931,10 @@ def dump_routers(topology, directory):
     with open(os.path.join(directory, "routers.txt"), "w") as out:
         for ns in topology.rulesets:
             out.write(f"### {ns}\n")
-            for argv in (["conntrack", "-L"], ["nft", "list", "ruleset"]):
+            listings = [["conntrack", "-L"], ["nft", "list", "ruleset"]]
+            if "table inet natlab" in topology.rulesets[ns]:  # an IPv6 router: conntrack lists IPv4 by default
+                listings.insert(1, ["conntrack", "-L", "-f", "ipv6"])
+            for argv in listings:
                 try:
                     done = run(["ip", "netns", "exec", ns, *argv], check=False, timeout=5)
                     out.write(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}\n")
@@ -927,7 +1030,7 @@ def analyse(cell, result, members, relay, directory):
     for pair in result["pairs"]:
         for key, value in pair.items():
             if key.startswith("end_") and value and (value[0] == "relayed" or turn_relayed(value[1])):
-                relayed_via.add("huddle relay" if value[1].startswith("10.99.0.1:") else
+                relayed_via.add("huddle relay" if via_relay(value[1]) else
                                 "turn" if value[1].startswith(TURN_IP + ":") else value[1])
     over_tcp = [m.name for m in members if any(
         t["transport"] == "tcp" and t["relayed"] and not t["standby"] for t in result["members"][m.name]["turn"])]
@@ -960,22 +1063,33 @@ def analyse(cell, result, members, relay, directory):
 
 # --- NAT emulation check (plain UDP, no huddle) -------------------------------------------------------------------
 
+# Both probes take HOST:PORT or [IPV6]:PORT, and print sources the same way.
+PROBE_ADDRESSES = r"""
+import socket
+def parse(spec):
+    host, port = spec.rsplit(":", 1)
+    return host.strip("[]"), int(port)
+def family(spec):
+    return socket.AF_INET6 if ":" in parse(spec)[0] else socket.AF_INET
+def show(source):
+    return ("[%s]:%d" if ":" in source[0] else "%s:%d") % source[:2]
+"""
+
 # Binds every address given, waits (up to 4 s) for a probe on the first, prints where it came from, then sends a
 # datagram labelled with its own address to that source from every socket (3 times, 50 ms apart).
-SERVER_PROBE = r"""
+SERVER_PROBE = PROBE_ADDRESSES + r"""
 import json, select, socket, sys, time
 socks = []
 for spec in sys.argv[1:]:
-    host, port = spec.rsplit(":", 1)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind((host, int(port)))
+    sock = socket.socket(family(spec), socket.SOCK_DGRAM)
+    sock.bind(parse(spec))
     socks.append((spec, sock))
 ready, _, _ = select.select([socks[0][1]], [], [], 4)
 if not ready:
     print(json.dumps({"seen": None}), flush=True)
     sys.exit(0)
 _, source = socks[0][1].recvfrom(2048)
-print(json.dumps({"seen": "%s:%d" % source}), flush=True)
+print(json.dumps({"seen": show(source)}), flush=True)
 for _ in range(3):
     for spec, sock in socks:
         sock.sendto(spec.encode(), source)
@@ -984,17 +1098,15 @@ for _ in range(3):
 
 # Binds HOST:PORT, sends a probe to each target (3 times, 50 ms apart), then for LISTEN seconds prints the label and
 # source of every datagram that arrives.
-HOME_PROBE = r"""
+HOME_PROBE = PROBE_ADDRESSES + r"""
 import json, socket, sys, time
-host, port = sys.argv[1].rsplit(":", 1)
 listen = float(sys.argv[2])
-sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-sock.bind((host, int(port)))
+sock = socket.socket(family(sys.argv[1]), socket.SOCK_DGRAM)
+sock.bind(parse(sys.argv[1]))
 for _ in range(3):
     for target in sys.argv[3:]:
-        thost, tport = target.rsplit(":", 1)
         try:
-            sock.sendto(b"probe", (thost, int(tport)))
+            sock.sendto(b"probe", parse(target))
         except OSError as error:
             print(json.dumps({"send_error": str(error)}), flush=True)
     time.sleep(0.05)
@@ -1006,7 +1118,7 @@ while time.monotonic() < end:
         data, source = sock.recvfrom(2048)
     except OSError:
         continue
-    heard[data.decode(errors="replace")] = "%s:%d" % source
+    heard[data.decode(errors="replace")] = show(source)
 print(json.dumps({"heard": heard}), flush=True)
 """
 
@@ -1104,6 +1216,44 @@ def check_kind(kind, tag):
             "heard_from": sorted(heard), "mapping": mapping, "filtering": filtering, "port_mapping": port_mapping}
 
 
+def check_ipv6(tag):
+    """The IPv6 home router: the home sends from [2001:db8:11::2]:7000 to [2001:db8:99::1]:4001 and
+    [2001:db8:99::2]:4001, which answer as in check_kind, also from [2001:db8:99::1]:4002 and [2001:db8:99::3]:4001.
+    Expected: no translation (both see the home's own address and port), address-and-port-dependent filtering."""
+    topology = Topology(tag)
+    procs = []
+    one, other_port, two, third = (f"[{V6_NET}::1]:4001", f"[{V6_NET}::1]:4002", f"[{V6_NET}::2]:4001",
+                                   f"[{V6_NET}::3]:4001")
+    try:
+        topology.build_public6(servers=2)
+        topology.ip(topology.turn, "address", "add", f"{V6_NET}::3/64", "dev", "eth0", "nodad")
+        home, home_ip = topology.add_home6(0)
+        s1 = probe_proc(topology.relay, SERVER_PROBE, [one, other_port])
+        s2 = probe_proc(topology.turn, SERVER_PROBE, [two, third])
+        procs = [s1, s2]
+        time.sleep(0.3)
+        home_proc = probe_proc(home, HOME_PROBE, [f"[{home_ip}]:{PORT}", "1.5", one, two])
+        procs.append(home_proc)
+        seen1, seen2, heard = probe_output(s1), probe_output(s2), probe_output(home_proc).get("heard", {})
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        topology.delete()
+    own = f"[{home_ip}]:{PORT}"
+    if not seen1.get("seen") or not seen2.get("seen"):
+        mapping = "no UDP leaves"
+    elif seen1["seen"] == seen2["seen"] == own:
+        mapping = f"none: both see the home's own {own}"
+    else:
+        mapping = f"translated ({seen1['seen']}, {seen2['seen']})"
+    filtering = ("endpoint-independent" if third in heard else "address-dependent" if other_port in heard
+                 else "address-and-port-dependent" if one in heard else "nothing comes back")
+    return {"kind": IPV6, "seen_by_10.99.0.1": seen1.get("seen"), "seen_by_10.99.0.2": seen2.get("seen"),
+            "heard_from": sorted(heard), "mapping": mapping, "filtering": filtering}
+
+
 def check_port_mapping(topology, home, home_ip, procs):
     """NAT-PMP from the home (RFC 6886: the external address, then a UDP mapping of port 7000 for 120 s); then
     10.99.0.3:4001, which the home never sent to, sends to the mapped address while the home listens on port 7000."""
@@ -1157,14 +1307,17 @@ def check_hairpin(tag):
             else "a0's datagram to a1's public mapping did not reach a1 (no hairpinning)"}
 
 
-def nat_check(upnp_kinds=()):
-    """Every plain kind and hairpin, then `upnp_kinds` (the routers with miniupnpd the cells use)."""
+def nat_check(upnp_kinds=(), ipv6=False):
+    """Every plain kind and hairpin, then `upnp_kinds` (the routers with miniupnpd the cells use), then the IPv6
+    router when `ipv6` (the cells include it)."""
     rows = []
     for index, kind in enumerate(KINDS):
         rows.append(check_kind(kind, f"chk{index}"))
     rows.append(check_hairpin("chkhp"))
     for index, kind in enumerate(upnp_kinds):
         rows.append(check_kind(kind, f"chku{index}"))
+    if ipv6:
+        rows.append(check_ipv6("chk6"))
     return rows
 
 
@@ -1244,12 +1397,17 @@ def summary(results):
     ok_feasible = [r for r in feasible_cells if eim_direct(r)]
     lines.append(f"- of those, cells whose EIM pairs plain hole punching can open (no symmetric-vs-port-restricted "
                  f"or symmetric-vs-cgnat pair): {len(ok_feasible)}/{len(feasible_cells)} ended direct")
-    pairs = [p for r in results for p in r["pairs"] if r["side_a"] != "hairpin" and not p.get("mapped")]
+    pairs = [p for r in results for p in r["pairs"] if r["side_a"] not in ("hairpin", IPV6) and not p.get("mapped")]
     feasible = [p for p in pairs if p["feasible"]]
     lines.append(f"- pairs that plain hole punching can open which ended direct: "
                  f"{sum(1 for p in feasible if p['end'] == 'direct')}/{len(feasible)}; pairs it cannot open that "
                  f"ended direct: {sum(1 for p in pairs if not p['feasible'] and p['end'] == 'direct')}/"
                  f"{sum(1 for p in pairs if not p['feasible'])}")
+    v6 = [(r["cell"], p) for r in results if r["side_a"] == IPV6 for p in r["pairs"]]
+    if v6:
+        lines.append(f"- pairs of IPv6-only homes (no NAT, stateful firewalls) which ended direct: "
+                     f"{sum(1 for _, p in v6 if p['end'] == 'direct')}/{len(v6)}"
+                     + "".join(f"; {cell} {p['pair']} {p['end']}" for cell, p in v6 if p["end"] != "direct"))
     mapped = [(r["cell"], p) for r in results for p in r["pairs"] if p.get("mapped")]
     if mapped:
         blocked = [(cell, p) for cell, p in mapped if "udp-blocked" in p["kinds"].split("/")]
@@ -1396,7 +1554,7 @@ def main():
     status = 0
     try:
         if not options.no_nat_check:
-            checks = nat_check(upnp_kinds)
+            checks = nat_check(upnp_kinds, ipv6=any(c["a"] == IPV6 for c in cells))
             for row in checks:
                 print(f"nat_lab: check {row['kind']:16} mapping: {row['mapping']}; filtering: {row['filtering']}"
                       + (f"; port mapping: {row['port_mapping']}" if row.get("port_mapping") else ""),
