@@ -17,11 +17,11 @@ extension HuddleNode {
     }
 
     /// Asks each home gateway the socket bound at `bound` can use for a port mapping, over PCP / NAT-PMP (the
-    /// endpoint's clients) and UPnP-IGD (a mapper each) at once, and waits up to ``portMappingWait`` for the first
-    /// mapping. Returns the mapped addresses so far and the UPnP mappers (to release at shutdown). Nothing is asked
+    /// endpoint's clients) and UPnP-IGD (a mapper each) at once, and when `waits`, waits up to ``portMappingWait`` for
+    /// the first mapping. Returns the mapped addresses so far and the UPnP mappers (to release at shutdown). Nothing is asked
     /// for a socket bound to an IPv6 address or to an address other than the one toward the gateway.
     static func startPortMapping(
-        driver: UDPEndpointDriver, bound: NetworkAddress, report: PortMappingReport
+        driver: UDPEndpointDriver, bound: NetworkAddress, report: PortMappingReport, waits: Bool
     ) async -> (mapped: [NetworkAddress], upnp: [UPnPPortMapper]) {
         // A socket on `::` is dual-stack: it reaches an IPv4 gateway, and the mapping forwards IPv4 to it.
         let unspecified = bound.addressBytes.allSatisfy { $0 == 0 }
@@ -43,11 +43,12 @@ extension HuddleNode {
             let gateway = mapper.gateway.addressBytes
             mapper.start(
                 otherMapped: {
+                    // A closed driver counts as mapped: a node that is stopping asks for nothing more.
                     (try? await driver.perform { endpoint, _ in
                         endpoint.portMappings.contains {
                             $0.gateway.addressBytes == gateway && $0.externalAddress != nil
                         }
-                    }) ?? false
+                    }) ?? true
                 },
                 changed: { mapping in
                     report.upnpChanged(mapping)
@@ -55,7 +56,7 @@ extension HuddleNode {
                     driver.execute { endpoint, _ in endpoint.setMappedAddresses(addresses) }
                 })
         }
-        return (await awaitPortMappings(driver, upnp: mappers), mappers)
+        return (waits ? await awaitPortMappings(driver, upnp: mappers) : [], mappers)
     }
 
     /// The mapped addresses (PCP / NAT-PMP first, then UPnP-IGD) once one gateway mapped or every one gave up,

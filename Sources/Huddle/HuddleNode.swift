@@ -270,7 +270,9 @@ public final class HuddleNode: Sendable {
         let portMappings = PortMappingReport()
         var upnpMappers: [UPnPPortMapper] = []
         if configuration.portMapping {
-            let started = await startPortMapping(driver: driver, bound: bound, report: portMappings)
+            // A node given its addresses does not wait: its mapping becomes a candidate whenever it comes.
+            let started = await startPortMapping(
+                driver: driver, bound: bound, report: portMappings, waits: configuration.advertisedAddresses.isEmpty)
             upnpMappers = started.upnp
             if configuration.advertisedAddresses.isEmpty {
                 advertised = Array(

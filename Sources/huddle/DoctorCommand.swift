@@ -20,8 +20,8 @@ struct DoctorCommand: AsyncParsableCommand {
             supports RFC 5780, such as coturn given two --listening-ip; otherwise unknown). Allocates on each \
             --turn server over UDP and over TCP, registers with each --relay (huddle relay), and sends padded \
             requests of 576 to 9000 bytes with the \
-            don't-fragment bit to find the largest that arrives. Probes over IPv4. Exits 1 when no server \
-            answered at all.
+            don't-fragment bit to find the largest that arrives. Asks the home router for a port mapping (PCP, \
+            NAT-PMP, UPnP-IGD) and deletes it again. Probes over IPv4. Exits 1 when no server answered at all.
 
             Examples:
               huddle doctor --stun 198.51.100.4:3478 --stun 203.0.113.9:3478
@@ -90,6 +90,7 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         async let turnChecks = Self.checkTurn(attempts, host: host)
         async let relayChecks = Self.checkRelays(relays, host: host)
+        async let portMappings = Self.checkPortMapping(host: host)
         var targets = stunServers
         for server in turnServers where !targets.contains(server.address) { targets.append(server.address) }
         let report: NatReport
@@ -104,7 +105,9 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         let checks = await turnChecks
         let registrations = await relayChecks
-        output.doctor(report, turn: checks, relays: registrations, elapsed: clock.now - started)
+        let mappings = await portMappings
+        output.doctor(
+            report, turn: checks, relays: registrations, portMappings: mappings, elapsed: clock.now - started)
         if report.reflexive.isEmpty && !checks.contains(where: { $0.relayed != nil })
             && !registrations.contains(where: { $0.elapsed != nil })
         {
@@ -128,6 +131,41 @@ struct DoctorCommand: AsyncParsableCommand {
         return try result.get()
     }
 
+    /// How long the port-mapping check waits for the routers (PCP, NAT-PMP and UPnP-IGD are asked at once; a router
+    /// that answers none is reported as not answering within it).
+    static let portMappingBudget: Duration = .milliseconds(2500)
+
+    /// Asks the home routers for a port mapping from a node of its own (bound to `host`), as a node would, and
+    /// deletes it again when the node stops; each router's answer within ``portMappingBudget``. Empty when the
+    /// machine reaches no router from a private address.
+    static func checkPortMapping(host: String) async -> [PortMapping] {
+        var random = SystemRandomGenerator()
+        var configuration = HuddleNode.Configuration(
+            identity: Identity(using: &random), name: "doctor", host: host, port: 0)
+        // An address of its own, so start does not wait for the mapping: this check does.
+        configuration.advertisedAddresses = [NetworkAddress(ipv4: 127, 0, 0, 1, port: 9)]
+        guard let node = try? await HuddleNode.start(configuration) else { return [] }
+        let settled = await withTaskGroup(of: [PortMapping]?.self) { group in
+            group.addTask {
+                for await mappings in node.portMappingChanges() where mappings.allSatisfy(\.isSettled) {
+                    return mappings
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: portMappingBudget)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        let current = await node.portMappings()
+        let mappings = settled ?? current
+        await node.shutdown()
+        return mappings
+    }
+
     /// Registers with every relay of `relays` from one node (bound to `host`), waiting at most ``turnBudget``; each
     /// confirmed registration with the time it took.
     static func checkRelays(_ relays: [NetworkAddress], host: String) async -> [RelayCheck] {
@@ -138,6 +176,7 @@ struct DoctorCommand: AsyncParsableCommand {
             identity: Identity(using: &random), name: "doctor", host: host, port: 0)
         configuration.relays = relays
         configuration.advertisedAddresses = [NetworkAddress(ipv4: 127, 0, 0, 1, port: 9)]
+        configuration.portMapping = false
         let clock = ContinuousClock()
         let started = clock.now
         guard let node = try? await HuddleNode.start(configuration) else { return checks }
@@ -174,6 +213,7 @@ struct DoctorCommand: AsyncParsableCommand {
         configuration.turnServers = [server]
         // An address of its own, so start does not wait for the allocation: this check times it.
         configuration.advertisedAddresses = [NetworkAddress(ipv4: 127, 0, 0, 1, port: 9)]
+        configuration.portMapping = false
         let clock = ContinuousClock()
         let started = clock.now
         let node: HuddleNode

@@ -164,10 +164,12 @@ struct EventOutput: Sendable {
 
     /// What `huddle doctor` found, as one `doctor` event: the probing address, the NAT's `mapping` and `filtering`,
     /// the `reflexive` addresses, each STUN server's answer, each TURN allocation attempt, each relay registration
-    /// (`relays`: `relay`, `registered`, `ms`), the largest datagram that
-    /// reached `mtu_server` (`mtu_bytes`, null when none did), and how long it all took.
+    /// (`relays`: `relay`, `registered`, `ms`), each home router's port mapping (`port_mapping`: `gateway`,
+    /// `protocol`, `external`, `error`), the largest datagram that reached `mtu_server` (`mtu_bytes`, null when none
+    /// did), and how long it all took.
     func doctor(
-        _ report: NatReport, turn: [DoctorCommand.TurnCheck], relays: [DoctorCommand.RelayCheck], elapsed: Duration
+        _ report: NatReport, turn: [DoctorCommand.TurnCheck], relays: [DoctorCommand.RelayCheck],
+        portMappings: [PortMapping], elapsed: Duration
     ) {
         func milliseconds(_ duration: Duration?) -> Value {
             duration.map {
@@ -195,6 +197,16 @@ struct EventOutput: Sendable {
                 "ms": milliseconds(check.elapsed),
             ])
         }
+        let mappingValues: [Value] = portMappings.map { mapping in
+            .object([
+                "gateway": .string("\(mapping.gateway)"),
+                "protocol": mapping.mappingProtocol.map { .string("\($0)") } ?? .null,
+                "external": mapping.externalAddress.map { .string("\($0)") } ?? .null,
+                "error": mapping.externalAddress != nil
+                    ? .null
+                    : .string(mapping.failure.map { "\($0)" } ?? "no answer within \(DoctorCommand.portMappingBudget)"),
+            ])
+        }
         var lines = ["probing from \(report.local)"]
         for answer in report.servers {
             lines.append(
@@ -214,6 +226,16 @@ struct EventOutput: Sendable {
                     + (check.elapsed.map { "registered in \($0.formatted(.units(allowed: [.milliseconds])))" }
                         ?? "no confirmation within \(DoctorCommand.turnBudget)"))
         }
+        for mapping in portMappings {
+            lines.append(
+                "router \(mapping.gateway): "
+                    + (mapping.externalAddress.map {
+                        "maps a port over \(mapping.mappingProtocol!), reachable at \($0)"
+                    }
+                        ?? "no port mapping (\(mapping.failure.map { "\($0)" } ?? "no answer within \(DoctorCommand.portMappingBudget)"))")
+            )
+        }
+        if portMappings.isEmpty { lines.append("port mapping: no router reached from a private address") }
         if let server = report.mtuServer {
             lines.append(
                 "datagrams to \(server): "
@@ -227,6 +249,7 @@ struct EventOutput: Sendable {
                 "local": .string("\(report.local)"), "mapping": .string(report.mapping),
                 "filtering": .string(report.filtering), "reflexive": .list(report.reflexive.map { .string("\($0)") }),
                 "stun": .list(stun), "turn": .list(turnValues), "relays": .list(relayValues),
+                "port_mapping": .list(mappingValues),
                 "mtu_server": report.mtuServer.map { .string("\($0)") } ?? .null,
                 "mtu_bytes": report.mtuBytes.map { .integer($0) } ?? .null,
                 "mtu_probed_up_to": .integer(NatReport.probedSizes.max()!), "elapsed_ms": milliseconds(elapsed),

@@ -121,6 +121,29 @@ struct PortMappingNamespaceTests {
     }
 
     @Test(
+        "huddle doctor reports the router's port mapping (PCP, the public address) and deletes it again",
+        .timeLimit(.minutes(2)))
+    func doctorReportsPortMapping() async throws {
+        try await Self.withLab(symmetric: [true, false], mapping: [true, false], seconds: 60) {
+            lab, cluster, daemons in
+            // Nothing listens at the relay address: the doctor's port-mapping check needs no server.
+            let process = try cluster.start(
+                "doctor", ["doctor", "--json", "--relay", "\(Self.wan).1:3478"], namespace: lab.homes[0].name)
+            _ = try await process.waitForExit(within: 10)
+            let line = try #require(process.stdoutLines.first { $0.contains("\"doctor\"") }, "\(process.stdoutLines)")
+            #expect(try EventSchema.load().violations(of: line).isEmpty, "\(line)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let mappings = try #require(report["port_mapping"] as? [[String: Any]])
+            #expect(mappings.count == 1, "\(report)")
+            #expect(mappings.first?["protocol"] as? String == "pcp", "\(daemons[0]!.log)")
+            #expect((mappings.first?["external"] as? String)?.hasPrefix("\(Self.wan).11:") == true)
+            #expect((report["elapsed_ms"] as? Double ?? .infinity) < 3000)
+            // The doctor's node deleted its mapping as it stopped.
+            #expect(try daemons[0]!.forwardedPorts().isEmpty, "\(daemons[0]!.log)")
+        }
+    }
+
+    @Test(
         "A router without port mapping: the node reports the failure as an event after PCP and NAT-PMP went unanswered, and stays reachable through its LAN address",
         .timeLimit(.minutes(2)))
     func routerWithoutPortMapping() async throws {

@@ -60,15 +60,25 @@ final class UPnPPortMapper: Sendable {
         state.withLockedValue { $0.task = task }
     }
 
-    /// Stops renewing and deletes the mapping at the gateway (waiting at most ``releaseTimeout``).
+    /// Stops renewing and deletes the mapping at the gateway. A round in flight is waited for (it checks for the
+    /// release before each request, and deletes a mapping it made meanwhile), so no mapping outlives the node: at
+    /// most one request's ``requestTimeout`` and one deletion's ``releaseTimeout``.
     func release() async {
-        let (task, control, external) = state.withLockedValue { state in
+        let task = state.withLockedValue { state in
             state.released = true
             defer { state.task = nil }
-            return (state.task, state.control, state.mapping.externalAddress)
+            return state.task
         }
         task?.cancel()
+        await task?.value
+        let (control, external) = state.withLockedValue { ($0.control, $0.mapping.externalAddress) }
         guard let control, let external else { return }
+        await delete(external, control: control)
+    }
+
+    private var isReleased: Bool { state.withLockedValue { $0.released } }
+
+    private func delete(_ external: NetworkAddress, control: UPnPMessages.ControlPoint) async {
         let request = UPnPMessages.soapRequest(
             "DeletePortMapping",
             arguments: [("NewRemoteHost", ""), ("NewExternalPort", "\(external.port)"), ("NewProtocol", "UDP")],
@@ -114,6 +124,10 @@ final class UPnPPortMapper: Sendable {
         if mapping.externalAddress == nil, await otherMapped() { return retry }
         let outcome = await map(control: control)
         switch outcome {
+        case .mapped(let external, _) where isReleased:
+            // Released while the request was on its way: nobody will delete this one but us.
+            await delete(external, control: control)
+            return retry
         case .mapped(let external, let lease):
             let renew =
                 lease == 0
@@ -136,6 +150,7 @@ final class UPnPPortMapper: Sendable {
         var external = mapping.externalAddress?.port ?? localAddress.port
         var lease = ProtocolLimits.portMappingLifetime
         for _ in 0..<4 {
+            guard !isReleased else { return .failure(.unanswered) }
             let response = await soap(
                 "AddPortMapping",
                 [
