@@ -32,7 +32,10 @@ struct DoctorProcessTests {
                 "--stun", "127.0.0.1:\(coturn.port)", "--turn", "ada:secret@127.0.0.1:\(coturn.port)", "--relay",
                 relayAddress,
             ], in: cluster)
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Its own measure, from its start to its report (about 0.25 s here): the process around it can take longer
+        // to launch when the whole suite runs beside it on two cores (3.03 s once).
+        #expect((report["elapsed_ms"] as? Double ?? .infinity) < 3000, "\(report)")
+        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(status == 0)
         #expect(report["mapping"] as? String == "no NAT", "\(report)")
         #expect(report["filtering"] as? String == "endpoint-independent", "\(report)")
