@@ -100,6 +100,11 @@ struct UPnPMessagesTests {
         let overrun = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nff\r\nhello\r\n"
         #expect(UPnPMessages.parseResponse(Array(overrun.utf8)) == nil)
         #expect(UPnPMessages.parseResponse(Array("SSH-2.0-OpenSSH\r\n\r\n".utf8)) == nil)
+        // Signed lengths a hostile host could send (Int parses the sign): refused, never a range running backwards.
+        let negativeLength = "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nabc"
+        #expect(UPnPMessages.parseResponse(Array(negativeLength.utf8)) == nil)
+        let negativeChunk = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\nhello\r\n0\r\n\r\n"
+        #expect(UPnPMessages.parseResponse(Array(negativeChunk.utf8)) == nil)
         let short = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"
         #expect(UPnPMessages.parseResponse(Array(short.utf8)) == nil)
     }

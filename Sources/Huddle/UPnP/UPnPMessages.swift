@@ -41,7 +41,7 @@ enum UPnPMessages {
             guard let decoded = dechunk(body) else { return nil }
             body = decoded
         } else if let length = header("Content-Length", in: head + "\r\n").flatMap({ Int($0) }) {
-            guard length <= body.count else { return nil }
+            guard length >= 0, length <= body.count else { return nil }
             body = Array(body.prefix(length))
         }
         return UPnPExchange.Response(status: status, body: String(decoding: body, as: UTF8.self))
@@ -54,7 +54,8 @@ enum UPnPMessages {
         while index < bytes.count {
             guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else { return nil }
             let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
-            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else { return nil }
+            // `Int(_:radix:)` takes a sign too: "-1" must not become a range running backwards.
+            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16), size >= 0 else { return nil }
             if size == 0 { return data }
             let start = lineEnd.upperBound
             guard size <= bytes.count - start else { return nil }
