@@ -38,86 +38,54 @@ struct PortMappingNamespaceTests {
         try await withDeadline(seconds: seconds) { try await body(lab, cluster, daemons) }
     }
 
-    @Test(
-        "Behind two symmetric NATs whose routers run miniupnpd, with no relay: the ticket names the mapped address, the joiner gets in, the path is direct; each mapping is deleted when its node stops",
-        .timeLimit(.minutes(2)))
-    func symmetricThroughPortMappings() async throws {
-        try await Self.withLab(symmetric: [true, true], mapping: [true, true], seconds: 60) { lab, cluster, daemons in
+    /// Two members behind symmetric NATs whose routers map over `method` (`pcp` or `upnp`, the `port-mapping`
+    /// event's `protocol` and the `gateway` port it names), with no relay: the ticket names the host's mapped
+    /// address, the joiner gets in, the path is direct both ways, and a node that stops deletes its mapping while
+    /// the other's stays.
+    static func meetThroughMappings(method: String, gatewayPort: Int, natPMP: Bool) async throws {
+        try await withLab(symmetric: [true, true], mapping: [true, true], natPMP: natPMP, seconds: 60) {
+            lab, cluster, daemons in
             let (host, ticket) = try await cluster.host(
-                "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
+                "ada", listen: "\(lab.homeAddress(0)):\(port)", namespace: lab.homes[0].name)
             let hostMapping = try await host.waitForEvent("port-mapping", within: 5)
-            #expect(hostMapping["external"] == "\(Self.wan).11:\(Self.port)", "\(daemons[0]!.log)")
-            #expect(hostMapping["protocol"] == "pcp")
-            #expect(hostMapping["gateway"] == "192.168.11.1:5351")
+            #expect(hostMapping["protocol"] == method, "\(daemons[0]!.log)")
+            #expect(hostMapping["external"] == "\(wan).11:\(port)")
+            #expect(hostMapping["gateway"] == "192.168.11.1:\(gatewayPort)")
+            #expect(hostMapping["lifetime_s"] == "7200")
             // Awaited at start, so the ticket names the mapped address first: a joiner anywhere dials it first.
             let member = try #require(try Invitation(parsing: ticket).members.first)
-            #expect(member.address.description == "\(Self.wan).11:\(Self.port)")
+            #expect(member.address.description == "\(wan).11:\(port)")
             let joiner = try cluster.join(
-                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name)
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(port)", namespace: lab.homes[1].name)
             try await joiner.waitForEvent("joined", within: 10)
             let joinerMapping = try await joiner.waitForEvent("port-mapping", within: 5)
-            #expect(joinerMapping["external"] == "\(Self.wan).12:\(Self.port)", "\(daemons[1]!.log)")
-            try await NATTraversalTests.chat(host, joiner, tag: "through the mappings")
+            #expect(joinerMapping["protocol"] == method, "\(daemons[1]!.log)")
+            #expect(joinerMapping["external"] == "\(wan).12:\(port)")
+            try await NATTraversalTests.chat(host, joiner, tag: "through the \(method) mappings")
             _ = try await NATTraversalTests.waitForPath("direct", at: joiner, within: 5)
             _ = try await NATTraversalTests.waitForPath("direct", at: host, within: 5)
-            #expect(try daemons[0]!.forwardedPorts() == [UInt16(Self.port)])
-            // A node that stops deletes its mapping (one PCP request with lifetime 0, sent as it closes).
+            #expect(try daemons[1]!.forwardedPorts() == [UInt16(port)])
+            // A node that stops deletes its mapping as it closes (PCP: a request with lifetime 0; UPnP-IGD:
+            // DeletePortMapping).
             joiner.closeInput()
             _ = try await joiner.waitForExit(within: 10)
             #expect(try daemons[1]!.forwardedPorts().isEmpty, "\(daemons[1]!.log)")
-            #expect(try daemons[0]!.forwardedPorts() == [UInt16(Self.port)])
+            #expect(try daemons[0]!.forwardedPorts() == [UInt16(port)])
         }
     }
 
     @Test(
-        "A router that answers only NAT-PMP (PCP requests dropped before miniupnpd, UPnP-IGD off) maps the port over NAT-PMP; the port-mapping event says so",
+        "Behind two symmetric NATs whose routers run miniupnpd, with no relay: mapped over PCP, named in the ticket, the path is direct; a stopping node deletes its mapping",
         .timeLimit(.minutes(2)))
-    func natPMPWhenPCPGoesUnanswered() async throws {
-        try await Self.withLab(symmetric: [true, false], mapping: [true, false], upnp: false, seconds: 60) {
-            lab, cluster, daemons in
-            // PCP and NAT-PMP share port 5351; PCP requests start with version 2, NAT-PMP's with 0.
-            let router = lab.routers[0]
-            try router.nft(["add", "table", "inet", "nopcp"])
-            try router.nft(["add", "chain", "inet", "nopcp", "in", "{ type filter hook input priority -10; }"])
-            try router.nft(["add", "rule", "inet", "nopcp", "in", "udp", "dport", "5351", "@th,64,8", "2", "drop"])
-            let (host, _) = try await cluster.host(
-                "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
-            // PCP goes three times (0, 0.25, 0.75 s) before NAT-PMP is asked.
-            let mapping = try await host.waitForEvent("port-mapping", within: 5)
-            #expect(mapping["protocol"] == "nat-pmp", "\(daemons[0]!.log)")
-            #expect(mapping["external"] == "\(Self.wan).11:\(Self.port)")
-            #expect(mapping["lifetime_s"] == "7200")
-        }
+    func symmetricThroughPortMappings() async throws {
+        try await Self.meetThroughMappings(method: "pcp", gatewayPort: 5351, natPMP: true)
     }
 
     @Test(
-        "Behind two symmetric NATs whose routers answer only UPnP-IGD, with no relay: mapped over UPnP, named in the ticket, the path is direct; a stopping node deletes its mapping",
+        "Behind two symmetric NATs whose routers answer only UPnP-IGD, with no relay: the same over UPnP-IGD",
         .timeLimit(.minutes(2)))
     func symmetricThroughUPnP() async throws {
-        try await Self.withLab(symmetric: [true, true], mapping: [true, true], natPMP: false, seconds: 60) {
-            lab, cluster, daemons in
-            let (host, ticket) = try await cluster.host(
-                "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
-            let hostMapping = try await host.waitForEvent("port-mapping", within: 5)
-            #expect(hostMapping["protocol"] == "upnp", "\(daemons[0]!.log)")
-            #expect(hostMapping["external"] == "\(Self.wan).11:\(Self.port)")
-            #expect(hostMapping["gateway"] == "192.168.11.1:1900")
-            #expect(hostMapping["lifetime_s"] == "7200")
-            let member = try #require(try Invitation(parsing: ticket).members.first)
-            #expect(member.address.description == "\(Self.wan).11:\(Self.port)")
-            let joiner = try cluster.join(
-                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name)
-            try await joiner.waitForEvent("joined", within: 10)
-            let joinerMapping = try await joiner.waitForEvent("port-mapping", within: 5)
-            #expect(joinerMapping["protocol"] == "upnp", "\(daemons[1]!.log)")
-            try await NATTraversalTests.chat(host, joiner, tag: "through UPnP mappings")
-            _ = try await NATTraversalTests.waitForPath("direct", at: joiner, within: 5)
-            _ = try await NATTraversalTests.waitForPath("direct", at: host, within: 5)
-            #expect(try daemons[1]!.forwardedPorts() == [UInt16(Self.port)])
-            joiner.closeInput()
-            _ = try await joiner.waitForExit(within: 10)
-            #expect(try daemons[1]!.forwardedPorts().isEmpty, "\(daemons[1]!.log)")
-        }
+        try await Self.meetThroughMappings(method: "upnp", gatewayPort: 1900, natPMP: false)
     }
 
     @Test(
