@@ -167,7 +167,8 @@ public struct Endpoint {
     /// The handshake goes to `address`; from its first retry on (250 ms later) also to each of `alternates`, the
     /// peer's other addresses (at most ``ProtocolLimits/maxAlternateAddresses``), and the first response decides where
     /// the connection lives. A member that advertises a LAN, an IPv6 and a public address is reached at whichever
-    /// answers, not only at the first.
+    /// answers, not only at the first; an address on this endpoint's own network (``preferringLocalNetwork(_:local:)``)
+    /// goes first, so a peer on the same LAN is met there rather than hairpinned through the router.
     @discardableResult
     public mutating func connect(
         to peer: X25519PublicKey, at address: NetworkAddress, alternates: [NetworkAddress] = [], now: Instant
@@ -176,14 +177,39 @@ public struct Endpoint {
     {
         if let id = liveConnection(to: peer) { return id }
         guard peers[peer] != nil else { throw .unknownPeer }
-        let id = makeConnection(peer: peer, route: .direct(address), now: now)
-        connections[id]!.alternateAddresses = Array(
-            alternates.filter { $0 != address }.prefix(ProtocolLimits.maxAlternateAddresses))
+        let ordered = Self.preferringLocalNetwork(
+            [address] + alternates.filter { $0 != address }, local: localAddresses)
+        let id = makeConnection(peer: peer, route: .direct(ordered[0]), now: now)
+        connections[id]!.alternateAddresses = Array(ordered.dropFirst().prefix(ProtocolLimits.maxAlternateAddresses))
         // The peer may answer, or dial back, from any of its addresses: each TURN allocation lets them in.
         permitThroughTurn([address] + connections[id]!.alternateAddresses, now: now)
         connections[id]!.requestHandshake(now: now)
         sendInitiationIfWanted(id, now: now)
         return id
+    }
+
+    /// `addresses` with those on this endpoint's own network first, in their order, then the rest in theirs. A
+    /// member advertises its public address first (a port mapping, a reflexive or relayed address: what reaches it
+    /// from anywhere), but a peer on the same LAN reaches it straight at its LAN address, not hairpinned through the
+    /// router. "The same network" is a private or loopback IPv4 address in the same /24 as one of `local`'s, or an
+    /// IPv6 address in the same /64 (interfaces' netmasks are not known here; a home LAN is a /24 or a /64).
+    static func preferringLocalNetwork(_ addresses: [NetworkAddress], local: [NetworkAddress]) -> [NetworkAddress] {
+        func network(_ address: NetworkAddress) -> [UInt8]? {
+            let bytes = address.addressBytes
+            switch address.family {
+            case .ipv4:
+                let isPrivate =
+                    bytes[0] == 10 || bytes[0] == 127 || (bytes[0] == 172 && bytes[1] & 0xF0 == 16)
+                    || (bytes[0] == 192 && bytes[1] == 168)
+                return isPrivate ? [4] + bytes.prefix(3) : nil
+            case .ipv6:
+                return [6] + bytes.prefix(8)
+            }
+        }
+        let ours = Set(local.compactMap(network))
+        guard !ours.isEmpty else { return addresses }
+        let near = addresses.filter { network($0).map(ours.contains) ?? false }
+        return near + addresses.filter { !near.contains($0) }
     }
 
     /// Makes the still-connecting connection to `peer` start a handshake of its own when it only waits as a
