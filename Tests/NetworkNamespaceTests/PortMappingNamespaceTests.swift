@@ -89,6 +89,27 @@ struct PortMappingNamespaceTests {
     }
 
     @Test(
+        "A router that answers only NAT-PMP (PCP requests dropped before miniupnpd, UPnP-IGD off) maps the port over NAT-PMP; the port-mapping event says so",
+        .timeLimit(.minutes(2)))
+    func natPMPWhenPCPGoesUnanswered() async throws {
+        try await Self.withLab(symmetric: [true, false], mapping: [true, false], upnp: false, seconds: 60) {
+            lab, cluster, daemons in
+            // PCP and NAT-PMP share port 5351; PCP requests start with version 2, NAT-PMP's with 0.
+            let router = lab.routers[0]
+            try router.nft(["add", "table", "inet", "nopcp"])
+            try router.nft(["add", "chain", "inet", "nopcp", "in", "{ type filter hook input priority -10; }"])
+            try router.nft(["add", "rule", "inet", "nopcp", "in", "udp", "dport", "5351", "@th,64,8", "2", "drop"])
+            let (host, _) = try await cluster.host(
+                "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
+            // PCP goes three times (0, 0.25, 0.75 s) before NAT-PMP is asked.
+            let mapping = try await host.waitForEvent("port-mapping", within: 5)
+            #expect(mapping["protocol"] == "nat-pmp", "\(daemons[0]!.log)")
+            #expect(mapping["external"] == "\(Self.wan).11:\(Self.port)")
+            #expect(mapping["lifetime_s"] == "7200")
+        }
+    }
+
+    @Test(
         "huddle doctor reports the router's port mapping (PCP, the public address) and deletes it again",
         .timeLimit(.minutes(2)))
     func doctorReportsPortMapping() async throws {
