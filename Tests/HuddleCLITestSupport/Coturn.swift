@@ -81,12 +81,7 @@ public final class Coturn: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<50 {
-            let (_, sockets) = try HuddleCluster.run(
-                NetworkNamespace.ip, ["netns", "exec", namespace, "ss", "-H", "-lntu", "sport = :\(port)"])
-            if sockets.contains("udp"), sockets.contains("tcp") { return }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        if try NetworkNamespace(name: namespace).waitUntilListening(on: port, over: ["udp", "tcp"]) { return }
         stop()
         throw CoturnError.notAnswering(log: log)
     }
@@ -98,12 +93,7 @@ public final class Coturn: @unchecked Sendable {
 
     /// Stops the server (idempotent).
     public func stop() {
-        if process.isRunning {
-            // SIGKILL: a child of a Dispatch thread inherits its blocked signals, SIGTERM among them, and coturn
-            // keeps nothing worth a clean exit.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        NetworkNamespace.stop(process)
         try? FileManager.default.removeItem(at: directory)
     }
 

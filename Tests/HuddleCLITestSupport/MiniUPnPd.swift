@@ -75,13 +75,7 @@ public final class MiniUPnPd: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
         // PCP and NAT-PMP listen on 5351, SSDP on 1900.
-        let port = natPMP ? "5351" : "1900"
-        for _ in 0..<50 {
-            let (_, sockets) = try HuddleCluster.run(
-                NetworkNamespace.ip, ["netns", "exec", router.name, "ss", "-H", "-lnu", "sport = :\(port)"])
-            if sockets.contains(port) { return }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        if try router.waitUntilListening(on: natPMP ? 5351 : 1900, over: ["udp"]) { return }
         stop()
         throw MiniUPnPdError.notListening(log: log)
     }
@@ -108,10 +102,7 @@ public final class MiniUPnPd: @unchecked Sendable {
 
     /// Stops it (idempotent).
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        NetworkNamespace.stop(process)
         try? FileManager.default.removeItem(at: directory)
     }
 

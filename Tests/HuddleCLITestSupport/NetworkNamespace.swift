@@ -64,6 +64,27 @@ public struct NetworkNamespace: Sendable {
         }
     }
 
+    /// Waits until something in the namespace listens on `port` over each of `transports` (`udp`, `tcp`), as `ss`
+    /// lists sockets, for at most 5 s; whether it did.
+    public func waitUntilListening(on port: UInt16, over transports: [String]) throws -> Bool {
+        for _ in 0..<50 {
+            // Both -t and -u: only then does ss print each socket's netid column (udp, tcp).
+            let (_, sockets) = try HuddleCluster.run(
+                Self.ip, ["netns", "exec", name, "ss", "-H", "-lntu", "sport = :\(port)"])
+            if transports.allSatisfy({ sockets.contains($0) }) { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
+    }
+
+    /// Stops a server process these tests started (idempotent). SIGKILL: a child of a Dispatch thread inherits
+    /// its blocked signals, SIGTERM among them, and the servers these tests run keep nothing worth a clean exit.
+    public static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// Deletes the namespace (its interfaces go with it); errors are ignored so cleanup always runs to the end.
     public func delete() {
         _ = try? HuddleCluster.run(Self.ip, ["netns", "delete", name])
