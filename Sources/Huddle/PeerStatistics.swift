@@ -6,9 +6,9 @@ public struct PeerStatistics: Sendable, Hashable {
     public let participant: Participant
     /// The smoothed round-trip time (RFC 9002).
     public let smoothedRTT: Duration
-    /// Packets sent to it.
+    /// Packets sent to it on its path (probes of other addresses, and of larger sizes, not counted).
     public let packetsSent: Int
-    /// Packets declared lost (and their frames resent).
+    /// Of those, packets declared lost (and their frames resent).
     public let packetsLost: Int
     /// The path packets to it take now.
     public let path: PeerPath
@@ -43,7 +43,9 @@ extension PeerStatistics {
         else { return nil }
         self.init(
             participant: participant, smoothedRTT: connection.rtt.smoothed,
-            packetsSent: connection.statistics.packetsSent, packetsLost: connection.statistics.packetsLost,
+            packetsSent: connection.statistics.packetsSent - connection.statistics.pathProbesSent
+                - connection.statistics.pathMTUProbesSent,
+            packetsLost: connection.statistics.packetsLost,
             path: PeerPath(connection.route),
             datagramSize: connection.pathDatagramSize)
     }

@@ -75,6 +75,37 @@ struct PathValidationTests {
         #expect(b.connection(idB)?.statistics.pathValidationFailures == 1)
     }
 
+    @Test("Probes of an address that never answers are counted apart: the connection's path lost no packet")
+    func lostProbesAreNotPacketLoss() throws {
+        var (a, b, now) = try Self.connected()
+        let idA = try #require(a.connectionID(for: b.staticKey))
+        let idB = try #require(b.connectionID(for: a.staticKey))
+        // A packet of A's arrives at B from another address too: B challenges that address, which never answers.
+        _ = try a.send([1, 2, 3], on: Self.channel, to: idA)
+        let captured = try #require(a.pollTransmit(now: now)?.datagram)
+        b.handle(datagram: captured, from: Self.attacker, now: now)
+        b.handle(datagram: captured, from: Self.addressA, now: now)
+        var probes = 0
+        for _ in 0..<40 {
+            b.handleTimeout(now: now)
+            while let (destination, datagram) = b.pollTransmit(now: now) {
+                if destination == Self.attacker {
+                    probes += 1
+                } else {
+                    a.handle(datagram: datagram, from: Self.addressB, now: now)
+                }
+            }
+            // Traffic on the real path, acknowledged, declares the unanswered probes lost.
+            _ = try a.send([4], on: Self.channel, to: idA)
+            _ = try b.send([5], on: Self.channel, to: idB)
+            Self.shuttle(&a, &b, now: now)
+            now = now + .milliseconds(50)
+        }
+        let statistics = try #require(b.connection(idB)?.statistics)
+        #expect(probes > 0 && statistics.pathProbesLost > 0, "\(statistics)")
+        #expect(statistics.packetsLost == 0, "\(statistics)")
+    }
+
     @Test("The peer's next packet from its real address moves the connection straight back")
     func realAddressWinsBack() throws {
         var (a, b, now) = try Self.connected()

@@ -151,11 +151,18 @@ extension Connection {
         var writer = ByteWriter(payloadArea)
         guard (try? frame.encode(into: &writer)) != nil,
             (try? Frame.encodePadding(count: writer.remaining, into: &writer)) != nil,
-            let length = seal(buffer: buffer, writer: writer, record: SentFrames(), ackEliciting: false, now: now)
+            let length = seal(buffer: buffer, writer: writer, record: Self.probeRecord, ackEliciting: false, now: now)
         else { return nil }
         if route == paths.current { paths.sent(length) }
         return length
     }
+
+    /// What a path probe's packet records.
+    private static let probeRecord: SentFrames = {
+        var record = SentFrames()
+        record.isValidationProbe = true
+        return record
+    }()
 
     /// Whether OBSERVED_ADDRESS or CANDIDATES waits to be sent.
     var addressesOwed: Bool { observedAddressOwed || candidatesOwed }

@@ -183,6 +183,10 @@ extension Connection {
                 if pathMTU.onLost(packetNumber: packet.packetNumber, now: now) { statistics.pathMTUProbesLost += 1 }
                 continue
             }
+            if packet.record.isValidationProbe {
+                statistics.pathProbesLost += 1
+                continue
+            }
             statistics.packetsLost += 1
             if packet.bytes > configuration.maxDatagramSize {
                 smallestLostAboveBase = min(smallestLostAboveBase ?? .max, packet.bytes)

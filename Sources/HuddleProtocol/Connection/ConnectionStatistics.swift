@@ -4,7 +4,8 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var packetsSent = 0
     /// Packets received and authenticated.
     public var packetsReceived = 0
-    /// Packets declared lost.
+    /// Packets declared lost on the connection's path (path probes and Path MTU probes are counted apart, in
+    /// ``pathProbesLost`` and ``pathMTUProbesLost``).
     public var packetsLost = 0
     /// Packets declared lost that the peer later acknowledged (reordered, not lost); included in ``packetsLost``.
     public var spuriousLosses = 0
@@ -38,6 +39,9 @@ public struct ConnectionStatistics: Sendable, Hashable {
     public var pathValidationFailures = 0
     /// PATH_CHALLENGE and PATH_RESPONSE packets sent.
     public var pathProbesSent = 0
+    /// Of those, the ones declared lost (not counted in ``packetsLost``: a relayed connection probes every candidate
+    /// address of its peer, and most never answer, without any packet loss on the relay's path).
+    public var pathProbesLost = 0
     /// Path MTU probes sent (``PathMTUDiscovery``).
     public var pathMTUProbesSent = 0
     /// Path MTU probes lost (not counted in ``packetsLost``: the path not carrying a size is no packet loss).
@@ -65,6 +69,7 @@ public struct ConnectionStatistics: Sendable, Hashable {
         pathsValidated += other.pathsValidated
         pathValidationFailures += other.pathValidationFailures
         pathProbesSent += other.pathProbesSent
+        pathProbesLost += other.pathProbesLost
         pathMTUProbesSent += other.pathMTUProbesSent
         pathMTUProbesLost += other.pathMTUProbesLost
         pathMTUBlackHoles += other.pathMTUBlackHoles

@@ -12,6 +12,9 @@ struct SentFrames: Sendable {
     var carriesMaxData = false
     /// Whether the packet carried CANDIDATES or OBSERVED_ADDRESS (sent again, with the latest values, on loss).
     var carriesAddresses = false
+    /// Whether the packet was a path probe (a PATH_CHALLENGE or PATH_RESPONSE alone): its loss says that route did
+    /// not answer (often a candidate address nothing reaches), not that the connection's path lost a packet.
+    var isValidationProbe = false
     /// How many fragments the packet carried.
     private(set) var fragmentCount = 0
     private var first: FragmentRecord?
