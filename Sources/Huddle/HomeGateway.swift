@@ -72,10 +72,7 @@ struct HomeGateway: Sendable, Equatable {
         #endif
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_port = ProtocolLimits.portMappingServerPort.bigEndian
-        withUnsafeMutableBytes(of: &remote.sin_addr) { $0.copyBytes(from: gateway.addressBytes) }
+        var remote = sockaddr_in(ipv4: gateway.addressBytes, port: ProtocolLimits.portMappingServerPort)
         let connected = withUnsafePointer(to: &remote) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -88,7 +85,7 @@ struct HomeGateway: Sendable, Equatable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard named == 0 else { return nil }
-        let bytes = withUnsafeBytes(of: local.sin_addr) { Array($0) }
+        let bytes = local.ipv4Bytes
         return NetworkAddress(ipv4: bytes[0], bytes[1], bytes[2], bytes[3], port: 0)
     }
 }

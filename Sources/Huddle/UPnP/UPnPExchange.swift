@@ -32,7 +32,7 @@ enum UPnPExchange {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var local = socketAddress(localAddress, port: 0)
+        var local = sockaddr_in(ipv4: localAddress, port: 0)
         let bound = withUnsafePointer(to: &local) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -43,7 +43,7 @@ enum UPnPExchange {
             ("M-SEARCH * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nMAN: \"ssdp:discover\"\r\nMX: 1\r\n"
                 + "ST: urn:schemas-upnp-org:device:InternetGatewayDevice:1\r\n\r\n").utf8)
         for destination in [ssdpGroup.address, gateway] {
-            var address = socketAddress(destination, port: ssdpGroup.port)
+            var address = sockaddr_in(ipv4: destination, port: ssdpGroup.port)
             _ = request.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -64,7 +64,7 @@ enum UPnPExchange {
                     }
                 }
             }
-            guard count > 0, withUnsafeBytes(of: source.sin_addr, { Array($0) }) == gateway else { continue }
+            guard count > 0, source.ipv4Bytes == gateway else { continue }
             let answer = String(decoding: buffer.prefix(count), as: UTF8.self)
             if let location = UPnPMessages.header("LOCATION", in: answer) { return location }
         }
@@ -86,7 +86,7 @@ enum UPnPExchange {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var address = socketAddress(host, port: port)
+        var address = sockaddr_in(ipv4: host, port: port)
         let started = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -131,13 +131,5 @@ enum UPnPExchange {
     private static func wait(_ fd: Int32, for events: Int16, milliseconds: Int32) -> Bool {
         var entry = pollfd(fd: fd, events: events, revents: 0)
         return poll(&entry, 1, milliseconds) == 1 && entry.revents & events != 0
-    }
-
-    private static func socketAddress(_ address: [UInt8], port: UInt16) -> sockaddr_in {
-        var result = sockaddr_in()
-        result.sin_family = sa_family_t(AF_INET)
-        result.sin_port = port.bigEndian
-        withUnsafeMutableBytes(of: &result.sin_addr) { $0.copyBytes(from: address) }
-        return result
     }
 }
