@@ -112,9 +112,10 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// Round-trip time and loss for every other active participant.
     public func peerStatistics() async throws(HuddleError) -> [PeerStatistics] {
-        let others = context.participants.value.subtracting([context.local])
+        let participants = context.participants.value
+        let others = participants.subtracting([context.local])
         return try await engine.perform(in: context) { _, endpoint, _ in
-            others.compactMap { PeerStatistics(of: $0, on: endpoint) }
+            others.compactMap { PeerStatistics(of: $0, among: participants, on: endpoint) }
         }
     }
 

@@ -86,6 +86,13 @@ public final class HuddleNode: Sendable {
         /// mapping is renewed while the node runs and deleted at ``HuddleNode/shutdown()``. Gateways are read from
         /// Linux's routing table; elsewhere nothing is asked.
         public var portMapping = true
+        /// Whether the node's sessions relay for their members (on by default): two members that cannot reach each
+        /// other directly (both behind symmetric NATs, say) but both reach this node exchange their sealed packets
+        /// through it, at most 2 MiB/s each (``ProtocolLimits/memberRelayBytesPerSecond``), and this node registers
+        /// with up to two members it reaches directly to be reached the same way. Only the session's members may use
+        /// it; it sees what a relay sees (who talks to whom, when, how much), never content. Off, it does neither,
+        /// and other members pass it over.
+        public var relaysForMembers = true
         /// Where the node logs.
         public var logger: Logger
         /// Socket-level settings (offloads, batch sizes).
@@ -296,7 +303,8 @@ public final class HuddleNode: Sendable {
         let engine = SessionEngine(
             driver: driver, identity: configuration.identity, name: name, advertisedAddresses: advertised,
             sharedTurnServers: configuration.shareTurnServers ? endpointConfiguration.turnServers : [],
-            choosesAddresses: configuration.advertisedAddresses.isEmpty, portMappings: portMappings,
+            choosesAddresses: configuration.advertisedAddresses.isEmpty,
+            relaysForMembers: configuration.relaysForMembers, portMappings: portMappings,
             dataRoot: configuration.dataDirectory ?? temporary!, logger: configuration.logger, metrics: metrics)
         await engine.start()
         // On the loop, so no newer update from a `turnChanged` event can be overwritten by this read.

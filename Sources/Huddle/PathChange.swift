@@ -10,6 +10,9 @@ public struct PathChange: Sendable, Hashable {
     public let participant: Participant
     /// The path its packets take from now on.
     public let path: PeerPath
+    /// The session member ``path`` goes through when another member relays the two of you; `nil` on a direct path
+    /// or through a dedicated relay or TURN server (see ``PeerStatistics/relayingMember``).
+    public let relayingMember: Participant?
     /// The connection's smoothed round-trip time when it moved (RFC 9002; measured on the earlier path until the new
     /// one has samples).
     public let smoothedRTT: Duration

@@ -12,6 +12,10 @@ public struct PeerStatistics: Sendable, Hashable {
     public let packetsLost: Int
     /// The path packets to it take now.
     public let path: PeerPath
+    /// The session member ``path`` goes through when another member relays the two of you (you could not meet
+    /// directly, and both reach it: ``HuddleNode/Configuration/relaysForMembers``); `nil` on a direct path or through
+    /// a dedicated relay or TURN server.
+    public let relayingMember: Participant?
     /// The largest UDP payload the path is known to carry (Path MTU discovery; 1200 until a larger size is confirmed,
     /// and on a relayed path).
     public let datagramSize: Int
@@ -38,15 +42,17 @@ public enum PeerPath: Sendable, Hashable, CustomStringConvertible {
 
 extension PeerStatistics {
     /// The figures of `participant`'s connection on `endpoint`, `nil` while it has none.
-    init?(of participant: Participant, on endpoint: Endpoint) {
+    init?(of participant: Participant, among participants: Set<Participant>, on endpoint: Endpoint) {
         guard let id = endpoint.connectionID(for: participant.staticKey), let connection = endpoint.connection(id)
         else { return nil }
+        let relaying = endpoint.memberRelay(on: connection.route)
         self.init(
             participant: participant, smoothedRTT: connection.rtt.smoothed,
             packetsSent: connection.statistics.packetsSent - connection.statistics.pathProbesSent
                 - connection.statistics.pathMTUProbesSent,
             packetsLost: connection.statistics.packetsLost,
             path: PeerPath(connection.route),
+            relayingMember: relaying.flatMap { key in participants.first { $0.staticKey == key } },
             datagramSize: connection.pathDatagramSize)
     }
 }

@@ -61,10 +61,13 @@ extension SessionContext {
             guard unresponsive.withLockedValue({ $0.remove(participant) != nil }) else { break }
             changes.yield(.responsive(participant))
             logger.debug("participant responsive", metadata: ["participant": "\(participant)"])
-        case .pathChanged(let member, let route, let rtt):
+        case .pathChanged(let member, let route, let rtt, let relaying):
             let participant = directory.participant(member)
             guard participants.value.contains(participant) else { break }
-            paths.yield(PathChange(participant: participant, path: PeerPath(route), smoothedRTT: rtt))
+            paths.yield(
+                PathChange(
+                    participant: participant, path: PeerPath(route),
+                    relayingMember: relaying.map { directory.participant($0) }, smoothedRTT: rtt))
             logger.debug("path changed", metadata: ["participant": "\(participant)", "path": "\(PeerPath(route))"])
         case .activityChanged(let record):
             activity.update(record.payload)

@@ -79,6 +79,9 @@ actor SessionEngine {
     /// Whether the node chose ``advertisedAddresses`` itself (the app set none): a relayed address a ticket's TURN
     /// server grants when joining then goes first in this member's record.
     let choosesAddresses: Bool
+    /// Whether sessions relay for their other members and register with members as relays
+    /// (``HuddleNode/Configuration/relaysForMembers``).
+    let relaysForMembers: Bool
     /// Where the TURN allocations stand, updated on the event loop at each of the endpoint's `turnChanged` events
     /// (``HuddleNode/turnAllocationChanges()``).
     nonisolated let turnUpdates = Broadcast<[TurnAllocation]>([])
@@ -118,10 +121,11 @@ actor SessionEngine {
 
     init(
         driver: UDPEndpointDriver, identity: Identity, name: String, advertisedAddresses: [NetworkAddress],
-        sharedTurnServers: [TurnServer] = [], choosesAddresses: Bool = false,
+        sharedTurnServers: [TurnServer] = [], choosesAddresses: Bool = false, relaysForMembers: Bool = true,
         portMappings: PortMappingReport = PortMappingReport(), dataRoot: URL, logger: Logger, metrics: NodeMetrics?
     ) {
         self.portMappings = portMappings
+        self.relaysForMembers = relaysForMembers
         self.sharedTurnServers = sharedTurnServers
         self.choosesAddresses = choosesAddresses
         self.metrics = metrics
@@ -281,6 +285,7 @@ actor SessionEngine {
         generation += 1
         let generation = self.generation
         let loop = self.loop
+        let relaysForMembers = self.relaysForMembers
         let storeWorker = makeStoreWorker(store: store, generation: generation)
         // ``begin(_:)`` set the context before installing its machine.
         let deliveries = context?.deliveries ?? DeliveryLedger()
@@ -295,6 +300,7 @@ actor SessionEngine {
                         local: endpoint.staticKey, store: store, defersStoreActions: true, timing: Self.timing,
                         wallClockAtZero: wallClockAtZero),
                     storeWorker: storeWorker, generation: generation, deliveries: deliveries)
+                session.machine.relaysForMembers = relaysForMembers
                 session.machine.start(membership, endpoint: &endpoint, now: now)
                 body(&session.machine, &endpoint, now)
                 let output = session.drain()

@@ -16,4 +16,21 @@ extension ProtocolLimits {
     /// Registration events (``RelayServerEvent``) a relay keeps for its operator until polled; beyond it the oldest
     /// is dropped and counted (``RelayServerStatistics/eventsDropped``): a flood of registrations cannot grow memory.
     public static let relayServerEventQueueLimit = 1024
+
+    /// Members an endpoint registers with as relays at once (``Endpoint/addMemberRelay(_:at:now:)``), besides its
+    /// dedicated relays: two, so two members that cannot meet still share one when either misses the other's first.
+    public static let maxMemberRelays = 2
+    /// The forwarding rate a member relay gives each member registered with it, in bytes per second (a token
+    /// bucket, as a dedicated relay's): 2 MiB/s, enough for a session's messages and a slow attachment, while the
+    /// member's own uplink stays its own.
+    public static let memberRelayBytesPerSecond = 2 << 20
+    /// The burst a member relay allows each member above its rate, in bytes.
+    public static let memberRelayBurstBytes = 256 << 10
+    /// Registrations a member relay holds at once (a session's roster cannot hold more members).
+    public static let maxMemberRelayRegistrations = 256
+    /// A member that has not confirmed a registration this long after the first REGISTER went to it does not relay
+    /// (it opted out, or its version has no relay): its place goes to the next member.
+    public static let memberRelayConfirmTimeout: Duration = .seconds(3)
+    /// How long a member that did not confirm is passed over before it is asked again.
+    public static let memberRelayDeclinePeriod: Duration = .seconds(300)
 }

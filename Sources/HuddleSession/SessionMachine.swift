@@ -43,6 +43,9 @@ public struct SessionMachine<Store: JournalChunkStore> {
     var departureDeadline: Instant?
     /// When the wait for a subscriber ends, while the owner holds input back for one.
     var subscriberDeadline: Instant?
+    /// Whether the session relays for its other members and registers with members as relays (PROTOCOL.md section
+    /// 10.3); read when the session starts.
+    public var relaysForMembers = true
 
     /// A machine whose journal keeps chunks in `store` (deferring store actions to the owner when
     /// `defersStoreActions`); the session starts with ``start(_:endpoint:now:)``.
@@ -60,7 +63,7 @@ public struct SessionMachine<Store: JournalChunkStore> {
     /// Starts (or joins) the session `membership` describes and applies its first actions (a joiner's connects). A
     /// joiner that is not welcomed within ``SessionTiming/joinTimeout`` gets ``SessionEvent/joinTimedOut(after:)``.
     public mutating func start(_ membership: SessionMembership, endpoint: inout Endpoint, now: Instant) {
-        session = SessionCore(membership: membership)
+        session = SessionCore(membership: membership, relaysForMembers: relaysForMembers)
         session!.flush(&endpoint, now: now)
         if membership.phase == .joining {
             joinWait = timing.joinTimeout

@@ -262,9 +262,11 @@ struct ChatRunner {
                     "rtt_ms": .number(rtt), "loss": .number(figure.lossRate),
                     "packets_sent": .integer(figure.packetsSent), "packets_lost": .integer(figure.packetsLost),
                     "path": .string(figure.path.kind), "path_address": .string(figure.path.address.description),
+                    "relay_member": figure.relayingMember.map { .string($0.id) } ?? .null,
                     "datagram_size": .integer(figure.datagramSize),
                 ],
-                text: "\(figure.participant)  \(figure.path)  rtt \(String(format: "%.3f", rtt)) ms  loss "
+                text: "\(figure.participant)  \(figure.path)\(EventOutput.through(figure.relayingMember))  rtt "
+                    + "\(String(format: "%.3f", rtt)) ms  loss "
                     + String(format: "%.2f", figure.lossRate * 100) + " % (\(figure.packetsLost)/\(figure.packetsSent))"
                     + "  datagrams \(figure.datagramSize) B"
             )

@@ -272,10 +272,16 @@ struct EventOutput: Sendable {
             let key = Self.shortHex(key.bytes)
             emit(
                 "relay-unregistered", ["key": .string(key), "reason": .string(reason.rawValue)],
-                text: "unregistered: node \(key) ("
-                    + (reason == .expired
-                        ? "no refresh for \(ProtocolLimits.relayServerRegistrationLifetime.components.seconds) s"
-                        : "another node registered from its address") + ")")
+                text: "unregistered: node \(key) (\(Self.describe(reason)))")
+        }
+    }
+
+    /// Why a registration at this relay ended, in words.
+    static func describe(_ reason: RelayServerEvent.EndReason) -> String {
+        switch reason {
+        case .expired: "no refresh for \(ProtocolLimits.relayServerRegistrationLifetime.components.seconds) s"
+        case .displaced: "another node registered from its address"
+        case .notAdmitted: "no longer admitted"
         }
     }
 
@@ -388,7 +394,8 @@ struct EventOutput: Sendable {
     }
 
     /// `path-changed`: a participant's connection moved to another path (hole punching made it direct, a failed
-    /// direct path fell back to a relay, or the participant moved).
+    /// direct path fell back to a relay, or the participant moved); `relay_member` names the member relaying it, if
+    /// one does.
     func pathChanged(_ change: PathChange) {
         let rtt = Self.milliseconds(change.smoothedRTT)
         emit(
@@ -396,9 +403,15 @@ struct EventOutput: Sendable {
             [
                 "participant": .string(change.participant.id), "name": .string(change.participant.name),
                 "path": .string(change.path.kind), "path_address": .string(change.path.address.description),
-                "rtt_ms": .number(rtt),
+                "relay_member": change.relayingMember.map { .string($0.id) } ?? .null, "rtt_ms": .number(rtt),
             ],
-            text: "~ \(change.participant) now \(change.path) (rtt \(String(format: "%.3f", rtt)) ms)")
+            text: "~ \(change.participant) now \(change.path)\(Self.through(change.relayingMember)) (rtt "
+                + "\(String(format: "%.3f", rtt)) ms)")
+    }
+
+    /// ` (through NAME)` for a path a member relays, nothing otherwise.
+    static func through(_ member: Participant?) -> String {
+        member.map { " (through \($0))" } ?? ""
     }
 
     /// `duration` in milliseconds to the microsecond, as `rtt_ms` fields print it (`peer`, `path-changed`).

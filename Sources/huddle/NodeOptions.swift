@@ -93,6 +93,14 @@ struct NodeOptions: ParsableArguments {
                 + "peers behind any NAT then reach it directly."))
     var noPortMapping = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Do not relay for the session's other members, nor ask them to relay for this node.",
+            discussion: "By default two members that cannot reach each other directly (both behind symmetric NATs) "
+                + "talk through a third member both reach, at most 2 MiB/s each; it forwards sealed packets and sees "
+                + "no content."))
+    var noMemberRelay = false
+
     @Option(help: "Congestion controller: bbr (default; keeps its rate under random loss), cubic or newreno.")
     var congestion: HuddleNode.CongestionControl = .bbr
 
@@ -292,6 +300,7 @@ struct NodeOptions: ParsableArguments {
         configuration.shareTurnServers = shareTurn
         configuration.stunServers = try stunServers()
         configuration.portMapping = !noPortMapping
+        configuration.relaysForMembers = !noMemberRelay
         configuration.congestionControl = congestion
         pathMTU.apply(to: &configuration)
         configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }

@@ -32,8 +32,8 @@ extension Endpoint {
         case .relayChallenge, .relayRegistered, .relayDeliver:
             handleRelayPacket(datagram, type: type, from: source, now: now)
         case .relayRegister, .relaySend:
-            // Packets only a relay takes.
-            statistics.malformedDropped += 1
+            // Packets only a relay takes: this endpoint's, when it relays for its session's members.
+            handleRelayRequest(datagram, from: source, now: now)
         default:
             dispatch(datagram, type: type, from: .direct(source), now: now)
         }

@@ -5,14 +5,15 @@ extension Endpoint {
     /// Registers with the relay at `address` (ignored beyond ``ProtocolLimits/maxRelays`` or when already known).
     /// Peers this endpoint cannot reach directly are then reached through it, if they are registered there too.
     public mutating func addRelay(_ address: NetworkAddress, now: Instant) {
-        guard relayClients.count < ProtocolLimits.maxRelays, !relayClients.contains(where: { $0.address == address })
+        guard relayClients.count(where: { $0.member == nil }) < ProtocolLimits.maxRelays,
+            !relayClients.contains(where: { $0.address == address })
         else { return }
         relayClients.append(RelayClient(address: address, now: now))
     }
 
     /// The relays this endpoint registers with, and whether each confirmed the registration at `now`.
     public func relays(now: Instant) -> [(address: NetworkAddress, registered: Bool)] {
-        relayClients.map { ($0.address, $0.isRegistered(now: now)) }
+        relayClients.filter { $0.member == nil }.map { ($0.address, $0.isRegistered(now: now)) }
     }
 
     /// Sets this endpoint's interface addresses (with the socket's port): candidates for hole punching that the
@@ -50,9 +51,12 @@ extension Endpoint {
         }
     }
 
-    /// The relayed routes to `peer` through every relay that confirmed our registration.
+    /// The relayed routes to `peer` through every relay that confirmed our registration (but `peer` itself, when it
+    /// relays for us: a route through it to it is no route).
     func relayedRoutes(to peer: X25519PublicKey, now: Instant) -> [Route] {
-        relayClients.filter { $0.isRegistered(now: now) }.map { .relayed(via: $0.address, peer: peer) }
+        relayClients.filter { $0.isRegistered(now: now) && $0.member != peer }.map {
+            .relayed(via: $0.address, peer: peer)
+        }
     }
 
     /// Handles a relay packet (RELAY_CHALLENGE, RELAY_REGISTERED, RELAY_DELIVER) from `source`; anything not from

@@ -35,8 +35,10 @@ public struct Endpoint {
     var nextConnectionNumber: UInt64 = 1
     /// Handshake messages and relay registrations waiting to go out, each with its route.
     var outbox = Deque<(Route, [UInt8])>()
-    /// The relays this endpoint registers with.
+    /// The relays this endpoint registers with: dedicated ones and members of its session.
     var relayClients: [RelayClient] = []
+    /// This endpoint relaying for its session's members (``serveAsRelay(for:)``); `nil` when it does not.
+    var relayService: RelayServer?
     /// This endpoint's allocations on TURN servers.
     var turnClients: [TurnClient] = []
     /// When the TCP TURN servers standing by start, unless a UDP allocation is granted first.

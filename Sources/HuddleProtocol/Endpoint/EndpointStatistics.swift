@@ -59,7 +59,8 @@ public struct EndpointStatistics: Sendable, Hashable {
     /// Pending peers dropped to make room for a new one because they never completed their handshake (see
     /// ``ProtocolLimits/maxAdmittedPeers``).
     public var admissionsEvicted = 0
-    /// Relay packets from an address that is not one of this endpoint's relays, or that did not authenticate.
+    /// Relay packets from an address that is not one of this endpoint's relays, or that did not authenticate; and
+    /// RELAY_SEND packets too large for this endpoint to forward as a member relay.
     public var relayPacketsDropped = 0
     /// Packets received through a relay.
     public var relayedPacketsReceived = 0

@@ -7,6 +7,9 @@ import HuddleWire
 struct RelayClient {
     /// The relay's UDP address.
     let address: NetworkAddress
+    /// The session member relaying, when the relay is one (``Endpoint/addMemberRelay(_:at:now:)``); `nil` for a
+    /// dedicated relay.
+    let member: X25519PublicKey?
     /// The relay's static key and the MAC key shared with it, once a challenge named them.
     private(set) var relayKey: X25519PublicKey?
     private var authenticator: RelayAuthenticator?
@@ -21,8 +24,12 @@ struct RelayClient {
     /// REGISTERs sent since the last confirmation (for the retry backoff).
     private var unanswered = 0
 
-    init(address: NetworkAddress, now: Instant) {
+    /// REGISTERs sent since the relay last confirmed (or ever, when it never did).
+    var unansweredRegistrations: Int { unanswered }
+
+    init(address: NetworkAddress, member: X25519PublicKey? = nil, now: Instant) {
         self.address = address
+        self.member = member
         nextRegisterAt = now
     }
 

@@ -45,6 +45,23 @@ public struct RelayServer {
     /// Clients registered now.
     public var registrationCount: Int { clients.count }
 
+    /// The static keys allowed to register, or `nil` for any key that proves itself (a dedicated relay). A member
+    /// relaying for its session's other members admits only them (``admit(only:)``).
+    public private(set) var admittedKeys: Set<X25519PublicKey>?
+
+    /// Limits registration to `keys` (`nil`: any key). Registrations of keys no longer admitted end at once, each
+    /// reported as ``RelayServerEvent/EndReason/notAdmitted``; a REGISTER from another key is dropped before any
+    /// challenge or Diffie-Hellman and counted in ``RelayServerStatistics/registrationsRefused``.
+    public mutating func admit(only keys: Set<X25519PublicKey>?) {
+        admittedKeys = keys
+        guard let keys else { return }
+        for (key, client) in clients where !keys.contains(key) {
+            clients[key] = nil
+            if keyByAddress[client.address] == key { keyByAddress[client.address] = nil }
+            report(.unregistered(key, reason: .notAdmitted))
+        }
+    }
+
     /// The next registration change, oldest first; `nil` when none is waiting.
     public mutating func pollEvent() -> RelayServerEvent? { events.popFirst() }
 
@@ -89,6 +106,10 @@ public struct RelayServer {
             let key = try? X25519PublicKey(bytes: register.clientKey)
         else {
             statistics.malformedDropped += 1
+            return
+        }
+        if let admittedKeys, !admittedKeys.contains(key) {
+            statistics.registrationsRefused += 1
             return
         }
         guard isValid(token: register.token, for: source, now: now) else {

@@ -10,6 +10,8 @@ public enum RelayServerEvent: Sendable, Hashable {
         case expired
         /// Another client registered from the same address (one registration per address).
         case displaced
+        /// The relay stopped admitting the key (``RelayServer/admit(only:)``): a member relay's member left.
+        case notAdmitted
     }
 
     /// `key` proved it holds its static key and registered from `address`, for the first time or from a new address.

@@ -6,7 +6,8 @@ public struct RelayServerStatistics: Sendable, Hashable {
     public var malformedDropped = 0
     /// Challenges sent (REGISTER without a valid token).
     public var challengesSent = 0
-    /// REGISTERs with a valid token and a wrong MAC (a client that does not hold the key it names).
+    /// REGISTERs with a valid token and a wrong MAC (a client that does not hold the key it names), or naming a key
+    /// the relay does not admit (``RelayServer/admittedKeys``).
     public var registrationsRefused = 0
     /// Registrations refused because ``RelayServerConfiguration/maxRegistrations`` were held.
     public var registrationsOverLimit = 0

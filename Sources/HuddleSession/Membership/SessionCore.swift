@@ -14,6 +14,20 @@ public struct SessionCore: Sendable {
     public private(set) var nonMemberMessagesDropped = 0
     /// Membership messages refused (their connection was closed with a protocol violation).
     public private(set) var membershipViolations = 0
+    /// Whether this node relays for the session's other members and registers with members as relays (PROTOCOL.md
+    /// section 10.3). Off, it does neither: members that cannot meet then need a dedicated relay or TURN server.
+    public let relaysForMembers: Bool
+
+    /// Whether the roster, the phase or a connection changed since the member relays were last brought in line.
+    var memberRelaysStale = true
+    /// When an unconfirmed member relay's wait ends or a passed-over member may be asked again.
+    var memberRelayCheckAt: Instant?
+    /// When registering with each member relay began.
+    var memberRelaySince: [X25519PublicKey: Instant] = [:]
+    /// Members that did not confirm a registration, passed over until the instant given.
+    var memberRelaysDeclined: [X25519PublicKey: Instant] = [:]
+    /// The phase the member relays were last brought in line under.
+    var memberRelaysPhase: SessionMembership.Phase?
 
     /// Peers by connection, from `.connected` until `.closed`: events may be handled after the endpoint already
     /// forgot a closed connection, so the peer is never looked up there.
@@ -40,9 +54,11 @@ public struct SessionCore: Sendable {
     /// Application messages held because their sender was not a member yet (see ``early``), over all peers.
     public var earlyMessagesHeld: Int { early.values.reduce(0) { $0 + $1.messages.count } }
 
-    /// A core for `membership`; call ``flush(_:now:)`` to apply its first actions (a joiner's connects).
-    public init(membership: SessionMembership) {
+    /// A core for `membership`, relaying for its members unless `relaysForMembers` is false; call
+    /// ``flush(_:now:)`` to apply its first actions (a joiner's connects).
+    public init(membership: SessionMembership, relaysForMembers: Bool = true) {
         self.membership = membership
+        self.relaysForMembers = relaysForMembers
     }
 
     /// The next event for the application, or `nil`.
@@ -53,6 +69,7 @@ public struct SessionCore: Sendable {
         switch event {
         case .connected(let id, let peer):
             peers[id] = peer
+            memberRelaysStale = true
             // A new connection to a peer reported unresponsive (it restarted, or redialled) is a peer heard from.
             heard(peer, on: id)
             // The address the peer was seen at goes first in its member record; a relay's address would mislead.
@@ -98,10 +115,12 @@ public struct SessionCore: Sendable {
                 nonMemberMessagesDropped += 1
             }
         case .routeChanged(let id, let peer, let route):
+            memberRelaysStale = true
             // Only an active member's path is news: a joiner's route settles before it is announced.
             if peers[id] == peer, membership.isActiveMember(peer), let member = membership.member(peer) {
                 let rtt = endpoint.connection(id)?.rtt.smoothed ?? .zero
-                events.append(.pathChanged(member, route: route, smoothedRTT: rtt))
+                let relaying = endpoint.memberRelay(on: route).flatMap { membership.member($0) }
+                events.append(.pathChanged(member, route: route, smoothedRTT: rtt, relayingMember: relaying))
             }
         case .unresponsive(let id, let peer, let lastHeard):
             // Only an active member's silence is news; a joiner's shows in its join's own timeouts.
@@ -117,6 +136,7 @@ public struct SessionCore: Sendable {
                 events.append(.delivered(to: peer, channel: channel, sequence: sequence, tag: tag))
             }
         case .closed(let id, let peer, let error, let undelivered):
+            memberRelaysStale = true
             // Judged before the membership learns of the closure: a peer that announced its departure is no longer
             // in the roster by now, one that times out still is.
             let reason = failureReason(for: peer, error: error, closing: id, endpoint: endpoint)
@@ -247,6 +267,7 @@ public struct SessionCore: Sendable {
         if membership.activityForwardPending, let forward = activityForwardAllowedAt {
             deadline = min(deadline ?? forward, forward)
         }
+        if let check = memberRelayCheckAt { deadline = min(deadline ?? check, check) }
         return deadline
     }
 
@@ -339,6 +360,7 @@ public struct SessionCore: Sendable {
             case .authorize(let credentials):
                 try? endpoint.addPeer(credentials)
             case .forget(let peer):
+                memberRelaysStale = true
                 endpoint.removePeer(peer, now: now)
                 if let held = early.removeValue(forKey: peer) { nonMemberMessagesDropped += held.messages.count }
             case .dial(let peer, let addresses):
@@ -359,8 +381,10 @@ public struct SessionCore: Sendable {
             case .joined:
                 events.append(.joined)
             case .participantJoined(let member):
+                memberRelaysStale = true
                 events.append(.participantJoined(member))
             case .participantLeft(let member, let reason):
+                memberRelaysStale = true
                 events.append(.participantLeft(member, reason))
             case .activityChanged(let activity):
                 events.append(.activityChanged(activity))
@@ -392,6 +416,11 @@ public struct SessionCore: Sendable {
                 events.append(.joinRequestSettled(record, outcome))
             }
         }
+        if memberRelaysPhase != membership.phase {
+            memberRelaysPhase = membership.phase
+            memberRelaysStale = true
+        }
+        updateMemberRelays(&endpoint, now: now)
     }
 
     /// Starts the next admission epoch with 32 bytes drawn from the endpoint's generator: the core holds none, and

@@ -19,8 +19,9 @@ public enum SessionEvent: Sendable {
     case participantResponsive(MemberRecord)
     /// The connection to an active member moved to another route (relayed to direct after hole punching, direct to
     /// relayed when the direct path failed, or to the member's new address after it moved); `smoothedRTT` is the
-    /// connection's round-trip estimate at that moment.
-    case pathChanged(MemberRecord, route: Route, smoothedRTT: Duration)
+    /// connection's round-trip estimate at that moment; `relayingMember` is the member the route goes through when
+    /// it is relayed by one (PROTOCOL.md section 10.3), `nil` otherwise.
+    case pathChanged(MemberRecord, route: Route, smoothedRTT: Duration, relayingMember: MemberRecord?)
     /// The shared activity changed.
     case activityChanged(ActivityRecord)
     /// The session ended for everyone (`by` is `nil` when this node ended it).

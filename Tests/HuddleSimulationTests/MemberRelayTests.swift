@@ -1,0 +1,103 @@
+import HuddleCrypto
+@_spi(Testing) import HuddleProtocol
+@_spi(Testing) import HuddleSession
+import HuddleTestKit
+import HuddleWire
+import Testing
+
+/// Members relaying for members (issue 39 item 4, PROTOCOL.md section 10.3), in the simulator: the session machine
+/// that ships, with no dedicated relay and no TURN server anywhere.
+@Suite("Members relay for members")
+struct MemberRelayTests {
+    /// Node 0 (public) founds the session; nodes 1 and 2 sit behind symmetric NATs (a new public port per
+    /// destination, address-and-port-dependent filtering), so neither can reach the other directly, and both join
+    /// through node 0 at once. `relaying` sets every node's ``SessionMachine/relaysForMembers``.
+    static func session(
+        seed: UInt64, relaying: Bool
+    ) throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession) {
+        var session = TestSession(count: 3, seed: seed)
+        var net = SimulatedNetwork(
+            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
+        net.placeBehindNAT(1, SimulatedNAT(mapping: .endpointDependent, publicAddress: (198, 51, 100, 1)))
+        net.placeBehindNAT(2, SimulatedNAT(mapping: .endpointDependent, publicAddress: (203, 0, 113, 1)))
+        for index in 0..<3 { try net.withNode(index) { $0.machine.relaysForMembers = relaying } }
+        let founding = session.founding(0, address: net.address(of: 0))
+        let grant = session.invitation()
+        try net.withNode(0) { node in
+            node.start(founding, now: .zero)
+            node.update(now: .zero) { $0.openInvitation(grant) }
+        }
+        let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
+        for index in 1..<3 {
+            let joining = session.joining(index, address: net.address(of: index), grant: grant, hints: hints)
+            try net.withNode(index) { $0.start(joining, now: .zero) }
+        }
+        return (net, session)
+    }
+
+    /// Whether `node` received `bytes` from `sender`.
+    static func received(_ bytes: [UInt8], from sender: X25519PublicKey, at node: MemberNode) -> Bool {
+        node.events.contains { entry in
+            guard case .message(let from, _, let payload) = entry.event else { return false }
+            return from.staticKey == sender && payload == bytes
+        }
+    }
+
+    @Test(
+        "Two members behind symmetric NATs talk through a third they both reach, with no relay running",
+        arguments: 1...5 as ClosedRange<UInt64>)
+    func throughAThirdMember(seed: UInt64) throws {
+        var (net, session) = try Self.session(seed: seed, relaying: true)
+        let a = session.staticKey(1)
+        let b = session.staticKey(2)
+        let everyone = MembershipTests.allKeys(session, 0..<3)
+        let connected = try net.run(
+            until: { net in
+                (0..<3).allSatisfy { net.node($0)!.activeKeys == everyone }
+                    && [(1, b), (2, a)].allSatisfy { index, peer in
+                        let endpoint = net.node(index)!.endpoint
+                        return endpoint.connectionID(for: peer).flatMap { endpoint.connection($0) }?.state
+                            == .established
+                    }
+            }, timeout: .seconds(10))
+        #expect(connected, "active views: \((0..<3).map { net.node($0)!.activeKeys.count }) at \(net.now)")
+        // Both ends of the pair went through node 0's address: its relay service, not a direct path.
+        let relay = net.address(of: 0)
+        for (index, peer) in [(1, b), (2, a)] {
+            let endpoint = net.node(index)!.endpoint
+            let route = endpoint.connectionID(for: peer).flatMap { endpoint.connection($0) }?.route
+            #expect(route == .relayed(via: relay, peer: peer), "node \(index): \(String(describing: route))")
+            #expect(
+                endpoint.memberRelays(now: net.now).contains { $0.member == session.staticKey(0) && $0.isRegistered })
+        }
+        // Messages cross both ways, right after the connection came up.
+        let toB = Array("through node 0".utf8)
+        let toA = Array("and back".utf8)
+        #expect(try net.withNode(1) { $0.send(toB, on: ChannelID(16), to: b) })
+        #expect(try net.withNode(2) { $0.send(toA, on: ChannelID(16), to: a) })
+        #expect(
+            try net.run(
+                until: { net in
+                    Self.received(toB, from: a, at: net.node(2)!) && Self.received(toA, from: b, at: net.node(1)!)
+                }, timeout: .seconds(5)))
+        let forwarded = net.node(0)!.endpoint.relayServiceStatistics?.packetsForwarded ?? 0
+        #expect(forwarded > 0)
+        #expect(net.node(0)!.endpoint.relayServiceRegistrations == 2)
+        for index in 0..<3 { #expect(net.node(index)!.core?.membershipViolations == 0) }
+    }
+
+    @Test("With relaying off, the same two members never meet: the relay in the test above is the third member")
+    func withoutRelayingTheyNeverMeet() throws {
+        var (net, session) = try Self.session(seed: 1, relaying: false)
+        let a = session.staticKey(1)
+        let b = session.staticKey(2)
+        try net.run(until: net.now + .seconds(10))
+        for (index, peer) in [(1, b), (2, a)] {
+            let endpoint = net.node(index)!.endpoint
+            let state = endpoint.connectionID(for: peer).flatMap { endpoint.connection($0) }?.state
+            #expect(state != .established, "node \(index)")
+            #expect(endpoint.memberRelays(now: net.now).isEmpty)
+        }
+        #expect(net.node(0)!.endpoint.relayServiceStatistics == nil)
+    }
+}
