@@ -79,4 +79,43 @@ struct CrossingInitiationTests {
         }
         #expect(small.statistics.connectionsSuperseded == 1)
     }
+
+    /// The winner of a simultaneous open dialled an address that does not reach the loser (a symmetric NAT's mapping
+    /// toward another member, which is what a roster names), while the loser's initiation came from the address its
+    /// NAT opened toward the winner. The winner's one resend goes there, so the loser answers it; before, it went
+    /// to the dialled address again and the two never met without a relay (a public member with the smaller key
+    /// and a member behind a symmetric NAT, in the member-relay simulations).
+    @Test("The winner of a simultaneous open resends its initiation to where the loser's came from")
+    func winnerResendsToTheLosersSource() throws {
+        var one = EndpointPair.endpoint(seed: 11)
+        var two = EndpointPair.endpoint(seed: 12)
+        try one.addPeer(EndpointPair.credentials(for: two.staticKey))
+        try two.addPeer(EndpointPair.credentials(for: one.staticKey))
+        let oneIsSmaller = one.staticKey.bytes.lexicographicallyPrecedes(two.staticKey.bytes)
+        var small = oneIsSmaller ? one : two
+        var large = oneIsSmaller ? two : one
+        let unreachable = NetworkAddress(ipv4: 203, 0, 113, 1, port: 40_000)
+        let opened = NetworkAddress(ipv4: 203, 0, 113, 1, port: 40_001)
+        try small.connect(to: large.staticKey, at: unreachable, now: .zero)
+        try large.connect(to: small.staticKey, at: EndpointPair.address(1), now: .zero)
+        let sent = small.pollTransmit(now: .zero)
+        let smallInit = try #require(sent)
+        #expect(smallInit.destination == unreachable)
+        let largeInit = EndpointPair.drain(&large, now: .zero)
+        try #require(largeInit.count == 1)
+        small.handle(datagram: largeInit[0], from: opened, now: .zero + .milliseconds(10))
+        #expect(small.statistics.simultaneousInitiationsDropped == 1)
+        let resent = small.pollTransmit(now: .zero + .milliseconds(10))
+        let resend = try #require(resent)
+        #expect(resend.destination == opened)
+        #expect(resend.datagram == smallInit.datagram, "the same initiation, once more")
+        // The loser answers it, and the winner's connection comes up on that address.
+        large.handle(datagram: resend.datagram, from: EndpointPair.address(1), now: .zero + .milliseconds(20))
+        let response = EndpointPair.drain(&large, now: .zero + .milliseconds(20))
+        try #require(response.count == 1)
+        small.handle(datagram: response[0], from: opened, now: .zero + .milliseconds(30))
+        let id = try #require(small.connectionID(for: large.staticKey))
+        #expect(small.connection(id)?.state == .established)
+        #expect(small.connection(id)?.route == .direct(opened))
+    }
 }

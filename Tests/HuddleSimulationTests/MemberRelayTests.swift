@@ -86,6 +86,63 @@ struct MemberRelayTests {
         for index in 0..<3 { #expect(net.node(index)!.core?.membershipViolations == 0) }
     }
 
+    /// Nodes 0, 3 and 4 are public, nodes 1 and 2 behind symmetric NATs; nodes 0 and 3 do not relay (an opted-out
+    /// member, or a version without member relays, answers no REGISTER). Of the three public members the NATed two
+    /// reach, each picks the two lowest keys, so at least one pick does not relay: it is passed over after
+    /// ``ProtocolLimits/memberRelayConfirmTimeout`` without an answer, and both end registered with node 4 alone.
+    @Test(
+        "A member that does not relay is passed over after its wait; the pair meets through the one that does",
+        arguments: 1...3 as ClosedRange<UInt64>)
+    func passesOverMembersThatDoNotRelay(seed: UInt64) throws {
+        var session = TestSession(count: 5, seed: seed)
+        var net = SimulatedNetwork(
+            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
+        net.placeBehindNAT(1, SimulatedNAT(mapping: .endpointDependent, publicAddress: (198, 51, 100, 1)))
+        net.placeBehindNAT(2, SimulatedNAT(mapping: .endpointDependent, publicAddress: (203, 0, 113, 1)))
+        for index in [0, 3] { try net.withNode(index) { $0.machine.relaysForMembers = false } }
+        let founding = session.founding(0, address: net.address(of: 0))
+        let grant = session.invitation()
+        try net.withNode(0) { node in
+            node.start(founding, now: .zero)
+            node.update(now: .zero) { $0.openInvitation(grant) }
+        }
+        let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
+        // The public members first, so the NATed pair finds all three in the roster it is welcomed with.
+        for (order, index) in [3, 4, 1, 2].enumerated() {
+            let joining = session.joining(index, address: net.address(of: index), grant: grant, hints: hints)
+            net.schedule(at: .zero + .milliseconds(Int64(order) * 300)) { net in
+                let now = net.now
+                _ = try? net.withNode(index) { $0.start(joining, now: now) }
+            }
+        }
+        let a = session.staticKey(1)
+        let b = session.staticKey(2)
+        let relaying = session.staticKey(4)
+        let met = try net.run(
+            until: { net in
+                [(1, b), (2, a)].allSatisfy { index, peer in
+                    let endpoint = net.node(index)!.endpoint
+                    return endpoint.connectionID(for: peer).flatMap { endpoint.connection($0) }?.state == .established
+                }
+            }, timeout: .seconds(15))
+        #expect(met, "at \(net.now)")
+        // Past every wait: each registration has been confirmed or passed over.
+        try net.run(until: .zero + .seconds(1) + ProtocolLimits.memberRelayConfirmTimeout * 2)
+        for (index, peer) in [(1, b), (2, a)] {
+            let endpoint = net.node(index)!.endpoint
+            let route = endpoint.connectionID(for: peer).flatMap { endpoint.connection($0) }?.route
+            #expect(
+                route == .relayed(via: net.address(of: 4), peer: peer), "node \(index): \(String(describing: route))")
+            let relays = endpoint.memberRelays(now: net.now)
+            #expect(relays.map(\.member) == [relaying], "node \(index) keeps only the member that relays")
+            #expect(relays.allSatisfy { $0.isRegistered })
+        }
+        for index in [0, 3] { #expect(net.node(index)!.endpoint.relayServiceStatistics == nil) }
+        let toB = Array("through node 4".utf8)
+        #expect(try net.withNode(1) { $0.send(toB, on: ChannelID(16), to: b) })
+        #expect(try net.run(until: { net in Self.received(toB, from: a, at: net.node(2)!) }, timeout: .seconds(5)))
+    }
+
     @Test("With relaying off, the same two members never meet: the relay in the test above is the third member")
     func withoutRelayingTheyNeverMeet() throws {
         var (net, session) = try Self.session(seed: 1, relaying: false)

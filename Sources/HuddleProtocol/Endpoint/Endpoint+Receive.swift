@@ -321,14 +321,16 @@ extension Endpoint {
             ?? makeConnection(peer: received.initiatorStatic, route: source, now: now)
         var connection = connections[id]!
         // Simultaneous open (H9): the side with the smaller static key keeps its own initiation. Its initiation may
-        // have been dropped by a peer that did not know it yet (it learned of us since: it just initiated), so the
-        // same bytes go out once more: answered if they were lost, a harmless stale replay if they were not. One
+        // have been dropped by a peer that did not know it yet (it learned of us since: it just initiated), or sent
+        // where the peer cannot be reached, so the same bytes go out once more, to where the peer's initiation came
+        // from: the address its NAT opened toward us (a symmetric NAT's mapping toward another member, which is what
+        // a roster names, drops them). Answered if they were lost, a harmless stale replay if they were not. One
         // resend per received initiation keeps this as rate-limited as the peer's own retries.
         if let pending = connection.initiation,
             staticKey.bytes.lexicographicallyPrecedes(received.initiatorStatic.bytes)
         {
             statistics.simultaneousInitiationsDropped += 1
-            outbox.append((connection.route, pending.datagram))
+            outbox.append((source, pending.datagram))
             return
         }
         let localIndex = allocateIndex()

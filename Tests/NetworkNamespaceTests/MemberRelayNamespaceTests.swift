@@ -1,0 +1,68 @@
+import Foundation
+import HuddleCLITestSupport
+import Testing
+
+/// Members relaying for members with real `huddle` processes (issue 39 item 4, PROTOCOL.md section 10.3): a member on
+/// the public network hosts, two members behind symmetric NATs (port-randomising routers with stateful firewalls,
+/// ``NATTraversalTests/Lab``) join it, and no `huddle relay` or TURN server runs anywhere. The two cannot meet
+/// directly (each router gives every destination a new port and drops what it did not ask for), so they meet through
+/// the host. Runs only as root with `ip` and `nft`.
+@Suite(
+    "Members relay for members across network namespaces",
+    .serialized,
+    .enabled(if: NetworkNamespace.unavailableReason == nil, Comment(rawValue: NetworkNamespace.unavailableReason ?? ""))
+)
+struct MemberRelayNamespaceTests {
+    static let port = 7000
+
+    /// The `peer` line `process` gives for `name` in its next `/peers` answer.
+    static func peer(_ name: String, at process: HuddleProcess) async throws -> Event? {
+        let before = process.events.count
+        try process.send("/peers")
+        try await process.waitForEvent("answer to /peers", within: 5) { _ in
+            process.events.dropFirst(before).contains { $0.name == "peers" }
+        }
+        return process.events.dropFirst(before).first { $0.name == "peer" && $0["name"] == name }
+    }
+
+    @Test(
+        "Two members behind symmetric NATs talk through the third member, with no relay and no TURN server",
+        .timeLimit(.minutes(2)))
+    func throughTheHost() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        try await withDeadline(seconds: 90) {
+            // The host sits where the relay of the NAT tests sits: on the public network, but it is a member.
+            let (host, ticket) = try await cluster.host(
+                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name)
+            let ada = try cluster.join(
+                ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
+            let bob = try cluster.join(
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name)
+            try await ada.waitForEvent("joined", within: 30)
+            try await bob.waitForEvent("joined", within: 30)
+            // Sent at once: the line waits for the connection through the host, it is not lost.
+            try ada.send("ada to bob")
+            try bob.send("bob to ada")
+            try await bob.waitForEvent("ada's line", within: 20) { $0.name == "message" && $0["text"] == "ada to bob" }
+            try await ada.waitForEvent("bob's line", within: 20) { $0.name == "message" && $0["text"] == "bob to ada" }
+            let hostLine = try #require(try await Self.peer("cyd", at: ada), "ada lists the host")
+            #expect(hostLine["path"] == "direct")
+            let hostID = try #require(hostLine["participant"])
+            for (process, other) in [(ada, "bob"), (bob, "ada")] {
+                let line = try #require(try await Self.peer(other, at: process), "\(process.label) lists \(other)")
+                #expect(line["path"] == "relayed", "\(process.label): \(line)")
+                #expect(line["path_address"] == "10.99.0.1:\(Self.port)", "through the host's own socket")
+                #expect(line["relay_member"] == hostID, "\(process.label) names the host as the relaying member")
+            }
+            // The host's own paths to both stay direct (their NATs let its replies in).
+            for name in ["ada", "bob"] {
+                #expect(try await Self.peer(name, at: host)?["path"] == "direct")
+            }
+        }
+    }
+}
