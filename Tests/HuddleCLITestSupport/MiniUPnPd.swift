@@ -100,6 +100,19 @@ public final class MiniUPnPd: @unchecked Sendable {
         }
     }
 
+    /// Waits up to `seconds` for the UDP ports forwarded to become `ports`, and returns the last listing: miniupnpd
+    /// is a process of its own, and a request that reached its socket (a node's deletion at exit) takes effect when
+    /// it gets to it, which under load is after the node is gone.
+    public func forwardedPorts(becoming ports: [UInt16], within seconds: Double = 3) async throws -> [UInt16] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(seconds)
+        while true {
+            let current = try forwardedPorts()
+            if current == ports || clock.now >= deadline { return current }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Stops it (idempotent).
     public func stop() {
         NetworkNamespace.stop(process)

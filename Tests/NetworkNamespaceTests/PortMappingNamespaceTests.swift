@@ -69,7 +69,7 @@ struct PortMappingNamespaceTests {
             // DeletePortMapping).
             joiner.closeInput()
             _ = try await joiner.waitForExit(within: 10)
-            #expect(try daemons[1]!.forwardedPorts().isEmpty, "\(daemons[1]!.log)")
+            #expect(try await daemons[1]!.forwardedPorts(becoming: []).isEmpty, "\(daemons[1]!.log)")
             #expect(try daemons[0]!.forwardedPorts() == [UInt16(port)])
         }
     }
@@ -128,7 +128,7 @@ struct PortMappingNamespaceTests {
             #expect((mappings.first?["external"] as? String)?.hasPrefix("\(Self.wan).11:") == true)
             #expect((report["elapsed_ms"] as? Double ?? .infinity) < 3000)
             // The doctor's node deleted its mapping as it stopped.
-            #expect(try daemons[0]!.forwardedPorts().isEmpty, "\(daemons[0]!.log)")
+            #expect(try await daemons[0]!.forwardedPorts(becoming: []).isEmpty, "\(daemons[0]!.log)")
         }
     }
 
