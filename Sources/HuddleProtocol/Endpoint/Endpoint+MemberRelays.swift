@@ -63,6 +63,16 @@ extension Endpoint {
         relayClients.removeAll { $0.member == member }
     }
 
+    /// The address of this endpoint's established direct connection to `peer`; `nil` while there is none (or it is
+    /// relayed). Reads the connection in place, without copying it as ``connection(_:)`` does: the session core asks
+    /// for every member each time it chooses its member relays.
+    public func establishedDirectAddress(of peer: X25519PublicKey) -> NetworkAddress? {
+        guard let id = connectionByPeer[peer], let slot = connections.slot(of: id),
+            connections.slots[slot]?.state == .established, case .direct(let address)? = connections.slots[slot]?.route
+        else { return nil }
+        return address
+    }
+
     /// The members this endpoint registers with as relays.
     public func memberRelays(now: Instant) -> [MemberRelay] {
         relayClients.compactMap { client in

@@ -58,10 +58,7 @@ extension SessionCore {
     ) -> [(key: X25519PublicKey, address: NetworkAddress)] {
         var reached: [(key: X25519PublicKey, address: NetworkAddress)] = []
         for key in members where memberRelaysDeclined[key] == nil {
-            guard let id = endpoint.connectionID(for: key), let connection = endpoint.connection(id),
-                connection.state == .established, case .direct(let address) = connection.route
-            else { continue }
-            reached.append((key, address))
+            if let address = endpoint.establishedDirectAddress(of: key) { reached.append((key, address)) }
         }
         reached.sort { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
         return Array(reached.prefix(ProtocolLimits.maxMemberRelays))
