@@ -35,9 +35,13 @@ extension SessionCore {
             endpoint.removeMemberRelay(relay.member)
             memberRelaySince[relay.member] = nil
         }
+        let registeredAt = Dictionary(
+            uniqueKeysWithValues: endpoint.memberRelays(now: now).map { ($0.member, $0.address) })
         for (key, address) in chosen {
+            // A new registration, or one that follows the member to a new address (its connection migrated), gets
+            // its full wait: the old address's confirmation says nothing about the new one's.
+            if registeredAt[key] != address { memberRelaySince[key] = now }
             endpoint.addMemberRelay(key, at: address, now: now)
-            if memberRelaySince[key] == nil { memberRelaySince[key] = now }
         }
         // The next look: when an unconfirmed registration's wait ends, or a passed-over member may be asked again.
         var next: Instant?
