@@ -6,6 +6,7 @@ results):
     python3 scripts/nat_lab.py [--huddle .build/release/huddle] [--cells PATTERN[,PATTERN...]] [--sizes 2,4]
                                [--timeout 40]
                                [--json-out PATH] [--run-dir DIR] [--keep-logs] [--no-nat-check]
+                               [--member-relays-only]
     diagnosis only: [--no-default-routes] [--joiners-get-turn] [--coturn-verbose] [--coturn-arg=--OPTION]...
                     [--huddle-arg=--OPTION]...
 
@@ -83,6 +84,20 @@ Cleanup: every namespace is named natlab-*; the script deletes leftovers of that
 processes still inside them, which an earlier run of this script started) and its own namespaces at the end of
 each cell, also on errors and on SIGINT/SIGTERM. Processes are stopped by their pid only. A cell's processes run at
 most --timeout seconds from the host's start (plus up to 5 s to exit).
+--member-relays-only (members relaying for members, PROTOCOL section 10.3): no `huddle relay` and no coturn run, and
+no member gets --relay, --turn or --share-turn, so the only relays are members. Without a relay or STUN server a
+member knows no public address of its own, so a ticket can only be used when the host's router admits unsolicited
+datagrams at an address the host advertises; in this mode the host is therefore the first member (a0, a1, b0, b1
+order) whose kind is full-cone (started with --advertise ROUTER_WAN:7000 --advertise HOME_IP:7000: the static
+forward of that router) or a +upnp kind (its port mapping is advertised first, as by default); the other members
+start after it in the usual order; a cell with no such member keeps a0 as the host (its ticket names only a0's
+private address: nobody can join). Members keep their homes (a0 home 0, ... b1 home 3) whatever the start order. Per
+pair the report then says which member relayed it (`relay_member` of the `peer` and `path-changed` events, mapped
+from participant id to name), and the summary counts the pairs relayed through a member and through the huddle
+relay or TURN. In every mode each pair also gets the time from the later of its two `joined` to the first `message`
+each end heard from the other (`message_views_s`; a member writes its line once its roster is complete) and from the
+moment its sender wrote that line (`message_latency_s`), and a cell that did not connect shows how many of its pairs
+exchanged lines both ways ("no (K/6 pairs)").
 Exit status: 0 when every cell ran (connected or not), 1 when the lab cannot start, 2 on a usage error, 130 when
 interrupted.
 Python 3 standard library only.
@@ -597,6 +612,7 @@ class Member(Proc):
         self.first_line = None  # (text, time written) sent from the reader thread right after `joined`
         self.send_on_joined = None
         self.roster_line_sent = False
+        self.lines_sent = {}  # text -> time written (the roster line)
         self.polls_sent = 0
         self.answers = 0  # `peers` events
         self.heard = {}  # sender name -> time of its first `message` here
@@ -686,6 +702,26 @@ def member_plan(cell):
     return [("a0", cell["a"], "A"), ("a1", cell["a"], "A"), ("b0", cell["b"], "B"), ("b1", cell["b"], "B")]
 
 
+def reachable_unsolicited(kind):
+    """Whether a home of `kind` takes a first datagram from anywhere at an address its member can advertise with no
+    relay or STUN server to tell it: full-cone (the router's static forward of port 7000, given with --advertise) and
+    the +upnp kinds (the port mapping, which the member advertises first)."""
+    return kind == "full-cone" or maps_ports(kind)
+
+
+def start_order(plan, member_relays_only):
+    """The positions of `plan` in start order: the plan's order, except that with --member-relays-only the first
+    member whose kind is reachable_unsolicited is moved first (the host); a plan without one keeps its order."""
+    order = list(range(len(plan)))
+    if member_relays_only:
+        for position, (_, kind, _) in enumerate(plan):
+            if reachable_unsolicited(kind):
+                order.remove(position)
+                order.insert(0, position)
+                break
+    return order
+
+
 def hole_punch_feasible(kind_x, kind_y):
     """Whether plain hole punching (each side probing the other's reflexive address, no port prediction) can open a
     direct path between homes of these kinds in this lab (a +upnp kind counts as its plain kind here)."""
@@ -711,7 +747,9 @@ def peers_snapshots(events):
             # A connection whose handshake never completed is listed too, "direct" at the first address the peer's
             # member record names, with packets_sent 0: it counts as not established here.
             path = event.get("path") if (event.get("packets_sent") or 0) > 0 else "not established"
-            current[event.get("name")] = (path, event.get("path_address"))
+            # relay_member: the participant id of the member relaying the path (members relaying for members), or
+            # None (direct, or a huddle relay or TURN server).
+            current[event.get("name")] = (path, event.get("path_address"), event.get("relay_member"))
         elif kind == "peers":
             snapshots.append((at, current))
             current = {}
@@ -752,7 +790,7 @@ def first_direct(events, other):
             times.append(at)
             break
     for at, snapshot in peers_snapshots(events):
-        path, address = snapshot.get(other, (None, None))
+        path, address, _ = snapshot.get(other, (None, None, None))
         if path == "direct" and not turn_relayed(address):
             times.append(at)
             break
@@ -774,8 +812,12 @@ def run_cell(cell, options, index, run_dir):
     cell_started = time.monotonic()
     ipv6 = cell["a"] == IPV6
     relay_address = RELAY6 if ipv6 else RELAY
+    member_relays_only = options.member_relays_only
     try:
         plan = member_plan(cell)
+        order = start_order(plan, member_relays_only)
+        result["member_relays_only"] = member_relays_only
+        result["host"] = plan[order[0]][0]
         if ipv6:
             topology.build_public6()
             homes = [topology.add_home6(i) for i in range(len(plan))]
@@ -787,11 +829,14 @@ def run_cell(cell, options, index, run_dir):
                 homes = [topology.add_home(i, kind) for i, (_, kind, _) in enumerate(plan)]
         result["setup_s"] = round(time.monotonic() - cell_started, 2)
         clock0 = time.monotonic()
-        relay = Proc("relay", topology.relay, [options.huddle, "relay", "--json", "--listen", relay_address],
-                     huddle_env(os.path.join(directory, "home-relay")), directory, clock0)
-        procs.append(relay)
+        # --member-relays-only: neither the huddle relay nor coturn runs (their namespaces stay, empty).
+        relay = None if member_relays_only else Proc(
+            "relay", topology.relay, [options.huddle, "relay", "--json", "--listen", relay_address],
+            huddle_env(os.path.join(directory, "home-relay")), directory, clock0)
+        if relay is not None:
+            procs.append(relay)
         # No coturn in the IPv6 cells (no IPv4 there, and coturn is not on IPv6 here): the relay is the fallback.
-        coturn = None if ipv6 else Proc(
+        coturn = None if ipv6 or member_relays_only else Proc(
             "coturn", topology.turn,
             ["turnserver", "-n", f"--listening-ip={TURN_IP}", "--listening-port=443", f"--relay-ip={TURN_IP}",
              "--lt-cred-mech", "--user=ada:secret", "--realm=huddle.test", "--no-tls", "--no-dtls", "--no-cli",
@@ -807,7 +852,8 @@ def run_cell(cell, options, index, run_dir):
                           check=False).stdout
             return "udp" in sockets and "tcp" in sockets
 
-        if not wait_until(lambda: relay.first("relay-listening") is not None, time.monotonic() + 10):
+        if relay is not None and not wait_until(lambda: relay.first("relay-listening") is not None,
+                                                time.monotonic() + 10):
             raise LabError("huddle relay printed no relay-listening within 10 s")
         if coturn is not None and not wait_until(coturn_ready, time.monotonic() + 10, step=0.1):
             raise LabError("coturn did not listen on UDP and TCP 443 within 10 s")
@@ -824,6 +870,7 @@ def run_cell(cell, options, index, run_dir):
                     continue
                 if not member.roster_line_sent and len(member.roster) >= size - 1:
                     member.roster_line_sent = True
+                    member.lines_sent[f"hello from {member.name}"] = time.monotonic()
                     member.send(f"hello from {member.name}")
                 if now < poll_until[0] and now - member.last_poll >= POLL and (
                         member.answers >= member.polls_sent or now - member.last_poll > 1.0):
@@ -840,7 +887,12 @@ def run_cell(cell, options, index, run_dir):
             argv = [options.huddle] + argv + [
                 "--json", "--name", member_name, "--identity", os.path.join(options.identity_dir, f"{member_name}.key"),
                 "--listen", f"[{ip}]:{PORT}" if ipv6 else f"{ip}:{PORT}"]
-            if ticket is None and ipv6:
+            if member_relays_only:
+                # No relay, no TURN: the only relays are members. A full-cone host advertises its router's public
+                # address (the static forward of port 7000; nothing else would tell it), then its own.
+                if ticket is None and kind == "full-cone":
+                    argv += ["--advertise", f"10.99.0.{11 + position}:{PORT}", "--advertise", f"{ip}:{PORT}"]
+            elif ticket is None and ipv6:
                 argv += ["--relay", RELAY6]
             elif ticket is None:
                 argv += ["--relay", RELAY, "--turn", TURN, "--turn", f"{TURN}?transport=tcp", "--share-turn"]
@@ -849,19 +901,19 @@ def run_cell(cell, options, index, run_dir):
             argv += options.huddle_arg  # a diagnosis too, e.g. --log-level=debug (to NAME.err)
             member = Member(member_name, kind, side, ns, ip, argv, huddle_env(os.path.join(directory,
                             f"home-{member_name}")), directory, clock0)
-            if position == size - 1:
+            if position == order[-1]:
                 member.send_on_joined = f"first from {member_name}"
             procs.append(member)
             members.append(member)
             return member
 
-        host = start_member(0, None)
+        host = start_member(order[0], None)
         if not wait_until(lambda: host.first("ticket") is not None or not host.running(),
                           min(t0 + 10, hard_deadline), tick=tick) or host.first("ticket") is None:
             raise LabError("the host printed no ticket")
         ticket = host.first("ticket")[1]["ticket"]
         all_joined = wait_until(lambda: host.joined_at is not None, min(t0 + 10, hard_deadline), tick=tick)
-        for position in range(1, size):
+        for position in order[1:]:
             joiner = start_member(position, ticket)
             ok = wait_until(lambda: joiner.joined_at is not None or not joiner.running(),
                             min(connect_deadline, hard_deadline), tick=tick)
@@ -946,6 +998,27 @@ def analyse(cell, result, members, relay, directory):
     stopping_at = result.pop("stopping_at", None) or float("inf")
     events = {m.name: [(at, e) for at, e in m.snapshot() if at < stopping_at] for m in members}
     clock0 = members[0].clock0 if members else 0
+    # Participant ids to names (each member's own id is in its `joined`; `relay_member` is a participant id).
+    ids = {}
+    for member in members:
+        for _, event in events[member.name]:
+            if event.get("event") == "joined" and event.get("participant"):
+                ids[event["participant"]] = member.name
+            if event.get("event") == "joined":
+                for other in event.get("participants") or []:
+                    if other.get("participant"):
+                        ids.setdefault(other["participant"], other.get("name"))
+            elif event.get("event") == "participant-joined" and event.get("participant"):
+                ids.setdefault(event["participant"], event.get("name"))
+
+    def member_name(participant):
+        if participant is None:
+            return None
+        if participant in ids:
+            return ids[participant]
+        matches = {name for key, name in ids.items() if key.startswith(participant) or participant.startswith(key)}
+        return matches.pop() if len(matches) == 1 else f"?{participant}"
+
     for member in members:
         info = {
             "kind": member.kind, "side": member.side, "ip": member.ip,
@@ -956,7 +1029,7 @@ def analyse(cell, result, members, relay, directory):
             "turn": [{k: e.get(k) for k in ("transport", "standby", "relayed", "error")} | {"t": round(at - clock0, 3)}
                      for at, e in events[member.name] if e.get("event") == "turn"],
             "path_changes": [{"t": round(at - clock0, 3), "name": e.get("name"), "path": e.get("path"),
-                              "address": e.get("path_address")}
+                              "address": e.get("path_address"), "relay_member": member_name(e.get("relay_member"))}
                              for at, e in events[member.name] if e.get("event") == "path-changed"],
             "trouble": [{"t": round(at - clock0, 3)} | e for at, e in events[member.name]
                         if e.get("event") in ("error", "undelivered", "participant-left", "messages-dropped",
@@ -980,8 +1053,10 @@ def analyse(cell, result, members, relay, directory):
     # Pairs.
     direct_times = []
     counts = {"direct": 0, "relayed": 0, "split": 0, "not established": 0}
-    for i, x in enumerate(members):
-        for y in members[i + 1:]:
+    # Pairs in the plan's order (a0, a1, b0, b1), whatever order the members started in.
+    canonical = sorted(members, key=lambda m: [n for n, _, _ in member_plan(cell)].index(m.name))
+    for i, x in enumerate(canonical):
+        for y in canonical[i + 1:]:
             pair = {"pair": f"{x.name}-{y.name}", "kinds": f"{x.kind}/{y.kind}",
                     "feasible": (cell["a"] == "hairpin") or hole_punch_feasible(x.kind, y.kind),
                     "eim": x.kind in EIM or y.kind in EIM,
@@ -992,7 +1067,10 @@ def analyse(cell, result, members, relay, directory):
             for me, other in ((x, y), (y, x)):
                 snaps = [s for at, s in peers_snapshots(events[me.name])]
                 final = snaps[-1].get(other.name) if snaps else None
+                if final:
+                    final = (final[0], final[1], member_name(final[2]))
                 finals.append(final)
+                # [path, path_address, the relaying member's name or None]
                 pair[f"end_{me.name}"] = list(final) if final else None
             paths = [f[0] if f else None for f in finals]
             for position, (me, other) in enumerate(((x, y), (y, x))):
@@ -1003,6 +1081,18 @@ def analyse(cell, result, members, relay, directory):
             state = ("not established" if None in paths or "not established" in paths
                      else paths[0] if paths[0] == paths[1] else "split")
             pair["end"] = state
+            # Which member relayed it (members relaying for members): the names either end reports; None when no
+            # end reports a member (direct, or a huddle relay or TURN server).
+            relaying = sorted({f[2] for f in finals if f and f[0] == "relayed" and f[2]})
+            pair["relay_member"] = relaying[0] if len(relaying) == 1 else (relaying or None)
+            if len(relaying) > 1:
+                result["notes"].append(f"{x.name}-{y.name}: the ends name different relaying members "
+                                       f"({', '.join(relaying)})")
+            if state == "relayed":
+                pair["relayed_by"] = ("member " + " ".join(relaying) if relaying
+                                      else "huddle relay" if any(via_relay(f[1]) for f in finals)
+                                      else "turn" if any((f[1] or "").startswith(TURN_IP + ":") for f in finals)
+                                      else "?")
             counts[state] += 1
             if x.joined_at and y.joined_at:
                 reference = max(x.joined_at, y.joined_at)
@@ -1011,7 +1101,23 @@ def analyse(cell, result, members, relay, directory):
                 if None not in seen:
                     pair["direct_s"] = round(max(seen) - reference, 3)
                     direct_times.append(pair["direct_s"])
+                # The first `message` each end heard from the other, from the later `joined` of the two: [x heard
+                # y, y heard x] (a member sends its line once its roster names every other member).
+                firsts = [next(((at, e.get("text")) for at, e in events[me.name] if e.get("event") == "message"
+                                and e.get("name") == other.name), (None, None)) for me, other in ((x, y), (y, x))]
+                pair["message_views_s"] = [round(at - reference, 3) if at else None for at, _ in firsts]
+                # The same messages from the moment their sender wrote them (its roster line, or the last joiner's
+                # line right after its `joined`): [y to x, x to y].
+                latencies = []
+                for (at, text), sender in zip(firsts, (y, x)):
+                    sent = sender.lines_sent.get(text) or (sender.first_line[1] if sender.first_line
+                                                          and sender.first_line[0] == text else None)
+                    latencies.append(round(at - sent, 3) if at and sent else None)
+                pair["message_latency_s"] = latencies
             result["pairs"].append(pair)
+    # Pairs of the cell (started or not) whose two members each heard a `message` from the other.
+    result["pairs_heard"] = sum(1 for p in result["pairs"] if None not in (p.get("message_views_s") or [None]))
+    result["pairs_total"] = cell["size"] * (cell["size"] - 1) // 2
     total = len(result["pairs"])
     if total:
         if counts["direct"] == total:
@@ -1027,11 +1133,18 @@ def analyse(cell, result, members, relay, directory):
         result["direct_pairs"] = len(direct_times)
     # Relayed through what: the huddle relay or coturn (UDP or TCP allocation).
     relayed_via = set()
+    by_member = {}  # relaying member -> the pairs it relays (at either end)
     for pair in result["pairs"]:
         for key, value in pair.items():
             if key.startswith("end_") and value and (value[0] == "relayed" or turn_relayed(value[1])):
+                if value[2]:
+                    by_member.setdefault(value[2], []).append(pair["pair"])
+                    continue
                 relayed_via.add("huddle relay" if via_relay(value[1]) else
-                                "turn" if value[1].startswith(TURN_IP + ":") else value[1])
+                                "turn" if (value[1] or "").startswith(TURN_IP + ":") else value[1])
+    for relaying, pairs in sorted(by_member.items()):
+        relayed_via.add(f"member {relaying} for {' '.join(dict.fromkeys(pairs))}")
+    result["member_relayed_pairs"] = sum(1 for p in result["pairs"] if p["end"] == "relayed" and p["relay_member"])
     over_tcp = [m.name for m in members if any(
         t["transport"] == "tcp" and t["relayed"] and not t["standby"] for t in result["members"][m.name]["turn"])]
     if over_tcp and "turn" in relayed_via:
@@ -1371,7 +1484,8 @@ def table(results):
         if r.get("relayed_via") and "relayed" in path:
             path += " (" + ", ".join(r["relayed_via"]) + ")"
         notes = "; ".join(dict.fromkeys(r["notes"]))
-        rows.append(f"| {r['cell']} | {'yes' if r['connected'] else 'no'} | {fmt(r['join_s'])} | "
+        connected = "yes" if r["connected"] else f"no ({r.get('pairs_heard', 0)}/{r.get('pairs_total', '?')} pairs)"
+        rows.append(f"| {r['cell']} | {connected} | {fmt(r['join_s'])} | "
                     f"{fmt(r['first_message_s'])} | {path} | {median} | {mapping_text(r)} | {notes} |")
     return "\n".join(rows)
 
@@ -1432,6 +1546,12 @@ def summary(results):
     wrongly = sum(1 for info in others if any(e.get("external") for e in info.get("port_mapping") or []))
     if wrongly:
         lines.append(f"- members behind a router without miniupnpd that reported a port mapping: {wrongly}")
+    relayed = [(r["cell"], p) for r in results for p in r["pairs"] if p["end"] == "relayed"]
+    through_member = [(cell, p) for cell, p in relayed if p.get("relay_member")]
+    lines.append(f"- relayed pairs: {len(relayed)}; through a member (relay_member set): {len(through_member)}"
+                 + (" (" + ", ".join(f"{cell} {p['pair']} via {p['relay_member']}" for cell, p in through_member)
+                    + ")" if through_member and len(through_member) <= 12 else "")
+                 + f"; through the huddle relay or TURN: {len(relayed) - len(through_member)}")
     failed = [r["cell"] for r in results if not r["connected"]]
     if failed:
         lines.append(f"- not connected: {', '.join(failed)}")
@@ -1494,6 +1614,9 @@ def main():
     parser.add_argument("--huddle-arg", action="append", default=[],
                         help="diagnosis: one more option for every member (repeatable), e.g. "
                              "--huddle-arg=--log-level=debug (its log goes to NAME.err)")
+    parser.add_argument("--member-relays-only", action="store_true",
+                        help="no huddle relay and no coturn, no --relay/--turn/--share-turn: members are the only "
+                             "relays (PROTOCOL 10.3); the host is the first full-cone or +upnp member")
     parser.add_argument("--no-nat-check", action="store_true",
                         help="skip the plain-UDP check of each NAT kind's mapping and filtering")
     options = parser.parse_args()
@@ -1505,6 +1628,8 @@ def main():
         parser.error("--sizes: 2 and 4 only")
     if options.timeout < 20:
         parser.error("--timeout: at least 20")
+    if options.member_relays_only and options.joiners_get_turn:
+        parser.error("--member-relays-only runs no TURN server: --joiners-get-turn makes no sense with it")
     options.huddle = os.path.abspath(options.huddle)
     if not os.access(options.huddle, os.X_OK):
         print(f"nat_lab: {options.huddle} is not an executable (make release, or --huddle PATH)", file=sys.stderr)
@@ -1512,7 +1637,7 @@ def main():
     if os.geteuid() != 0:
         print("nat_lab: needs root (network namespaces)", file=sys.stderr)
         return 1
-    for tool in ("ip", "nft", "ss", "turnserver"):
+    for tool in ("ip", "nft", "ss") + (() if options.member_relays_only else ("turnserver",)):
         if shutil.which(tool) is None:
             print(f"nat_lab: {tool} is missing (make deps)", file=sys.stderr)
             return 1
@@ -1565,6 +1690,8 @@ def main():
             print(f"nat_lab: {result['cell']:32} connected={'yes' if result['connected'] else 'no ':3} "
                   f"join={fmt(result['join_s'])} first={fmt(result['first_message_s'])} end={result['path_end']} "
                   f"direct={fmt(result['median_direct_s'])} ({result['cell_s']:.1f} s)"
+                  + (f" host={result.get('host')} via-member={result.get('member_relayed_pairs')}"
+                     if options.member_relays_only else "")
                   + (f" mapping: {mapping_text(result)}" if maps_ports(result["side_a"])
                      or maps_ports(result["side_b"]) else "")
                   + (f" notes: {'; '.join(result['notes'])}" if result["notes"] else ""), file=sys.stderr, flush=True)
@@ -1577,7 +1704,8 @@ def main():
     elapsed = time.monotonic() - began
     shared = any(building for _, _, building in samples)
     loads = [load for _, load, _ in samples]
-    print(f"## NAT lab: {len(results)} cells, {elapsed:.0f} s, started {started_at}, commit {head}"
+    print(f"## NAT lab{' (member relays only)' if options.member_relays_only else ''}: {len(results)} cells, "
+          f"{elapsed:.0f} s, started {started_at}, commit {head}"
           + (f" ({dirty} files changed in the work tree)" if dirty else "") + f", {options.huddle}\n")
     if checks:
         print("NAT emulation check (plain UDP from 192.168.11.2:7000, no huddle):\n")
@@ -1593,7 +1721,7 @@ def main():
     if options.json_out:
         with open(options.json_out, "w") as out:
             json.dump({"started": started_at, "seconds": round(elapsed, 1), "huddle": options.huddle, "commit": head,
-                       "work_tree_changes": dirty,
+                       "work_tree_changes": dirty, "member_relays_only": options.member_relays_only,
                        "nat_check": checks, "cells": results, "load_samples": samples, "summary": summary(results).splitlines()},
                       out, indent=1, default=str)
     if not options.keep_logs and status == 0 and all(r["connected"] for r in results):
