@@ -110,7 +110,9 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// one, none dropped (consecutive drops of one kind are reported together).
     public var messageDrops: AsyncStream<MessageDrop> { context.messageDrops.stream() }
 
-    /// Round-trip time and loss for every other active participant.
+    /// Round-trip time, loss and path for every other active participant this node has an established connection
+    /// to. A participant whose connection is still being set up (its handshake has not completed) is left out: it
+    /// has no path yet, and listing it at the address being dialled would call a path that may never work direct.
     public func peerStatistics() async throws(HuddleError) -> [PeerStatistics] {
         let participants = context.participants.value
         let others = participants.subtracting([context.local])

@@ -41,9 +41,10 @@ public enum PeerPath: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension PeerStatistics {
-    /// The figures of `participant`'s connection on `endpoint`, `nil` while it has none.
+    /// The figures of `participant`'s connection on `endpoint`, `nil` while it has no established one.
     init?(of participant: Participant, among participants: Set<Participant>, on endpoint: Endpoint) {
-        guard let id = endpoint.connectionID(for: participant.staticKey), let connection = endpoint.connection(id)
+        guard let id = endpoint.connectionID(for: participant.staticKey), let connection = endpoint.connection(id),
+            connection.state == .established
         else { return nil }
         let relaying = endpoint.memberRelay(on: connection.route)
         self.init(

@@ -65,4 +65,38 @@ struct MemberRelayNamespaceTests {
             }
         }
     }
+
+    /// The control: the same three with `--no-member-relay` everywhere. The two behind symmetric NATs never meet,
+    /// which shows the test above passes through the host's relay and nothing else; and `/peers` leaves out the
+    /// participant whose connection never completed (it used to list it as `direct` at the address being dialled,
+    /// with nothing sent: NAT-LAB.md finding 3).
+    @Test("Without member relays the same two never meet, and /peers does not call their pending connection direct")
+    func withoutMemberRelays() async throws {
+        let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
+        let cluster = try HuddleCluster()
+        defer {
+            cluster.tearDown()
+            lab.delete()
+        }
+        try await withDeadline(seconds: 60) {
+            let off = ["--no-member-relay"]
+            let (host, ticket) = try await cluster.host(
+                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name, extra: off)
+            let ada = try cluster.join(
+                ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name,
+                extra: off)
+            let bob = try cluster.join(
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name,
+                extra: off)
+            try await ada.waitForEvent("joined", within: 30)
+            try await bob.waitForEvent("joined", within: 30)
+            try ada.send("ada to bob")
+            // Hole punching between two symmetric NATs gives up within about 4 s.
+            try await Task.sleep(for: .seconds(6))
+            #expect(!bob.events.contains { $0.name == "message" && $0["text"] == "ada to bob" })
+            #expect(try await Self.peer("cyd", at: ada)?["path"] == "direct")
+            #expect(try await Self.peer("bob", at: ada) == nil, "bob has no established connection at ada")
+            _ = host
+        }
+    }
 }
