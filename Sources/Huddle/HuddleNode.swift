@@ -88,7 +88,7 @@ public final class HuddleNode: Sendable {
         public var portMapping = true
         /// Whether the node's sessions relay for their members (on by default): two members that cannot reach each
         /// other directly (both behind symmetric NATs, say) but both reach this node exchange their sealed packets
-        /// through it, at most 2 MiB/s each (``ProtocolLimits/memberRelayBytesPerSecond``), and this node registers
+        /// through it, at most 2 MiB/s each (`ProtocolLimits.memberRelayBytesPerSecond`), and this node registers
         /// with up to two members it reaches directly to be reached the same way. Only the session's members may use
         /// it; it sees what a relay sees (who talks to whom, when, how much), never content. Off, it does neither,
         /// and other members pass it over.
