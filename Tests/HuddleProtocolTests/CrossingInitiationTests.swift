@@ -8,15 +8,18 @@ import Testing
 /// 6: the two initiations crossed on two paths, the direct one and a relay's, and the slower copy came last).
 @Suite("Crossing initiations")
 struct CrossingInitiationTests {
-    /// `small` and `large` (by static key) know each other; each has started a handshake to the other.
-    static func crossing() throws -> (small: Endpoint, large: Endpoint, smallInit: [UInt8], largeInit: [UInt8]) {
+    /// Two endpoints that know each other, named by which static key sorts first (the winner of a simultaneous open).
+    static func acquainted() throws -> (small: Endpoint, large: Endpoint) {
         var one = EndpointPair.endpoint(seed: 11)
         var two = EndpointPair.endpoint(seed: 12)
         try one.addPeer(EndpointPair.credentials(for: two.staticKey))
         try two.addPeer(EndpointPair.credentials(for: one.staticKey))
-        let oneIsSmaller = one.staticKey.bytes.lexicographicallyPrecedes(two.staticKey.bytes)
-        var small = oneIsSmaller ? one : two
-        var large = oneIsSmaller ? two : one
+        return one.staticKey.bytes.lexicographicallyPrecedes(two.staticKey.bytes) ? (one, two) : (two, one)
+    }
+
+    /// `small` and `large` (by static key) know each other; each has started a handshake to the other.
+    static func crossing() throws -> (small: Endpoint, large: Endpoint, smallInit: [UInt8], largeInit: [UInt8]) {
+        var (small, large) = try acquainted()
         try small.connect(to: large.staticKey, at: EndpointPair.address(2), now: .zero)
         try large.connect(to: small.staticKey, at: EndpointPair.address(1), now: .zero)
         let smallInit = EndpointPair.drain(&small, now: .zero)
@@ -87,13 +90,7 @@ struct CrossingInitiationTests {
     /// and a member behind a symmetric NAT, in the member-relay simulations).
     @Test("The winner of a simultaneous open resends its initiation to where the loser's came from")
     func winnerResendsToTheLosersSource() throws {
-        var one = EndpointPair.endpoint(seed: 11)
-        var two = EndpointPair.endpoint(seed: 12)
-        try one.addPeer(EndpointPair.credentials(for: two.staticKey))
-        try two.addPeer(EndpointPair.credentials(for: one.staticKey))
-        let oneIsSmaller = one.staticKey.bytes.lexicographicallyPrecedes(two.staticKey.bytes)
-        var small = oneIsSmaller ? one : two
-        var large = oneIsSmaller ? two : one
+        var (small, large) = try Self.acquainted()
         let unreachable = NetworkAddress(ipv4: 203, 0, 113, 1, port: 40_000)
         let opened = NetworkAddress(ipv4: 203, 0, 113, 1, port: 40_001)
         try small.connect(to: large.staticKey, at: unreachable, now: .zero)

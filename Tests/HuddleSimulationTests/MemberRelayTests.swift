@@ -10,17 +10,18 @@ import Testing
 @Suite("Members relay for members")
 struct MemberRelayTests {
     /// Node 0 (public) founds the session; nodes 1 and 2 sit behind symmetric NATs (a new public port per
-    /// destination, address-and-port-dependent filtering), so neither can reach the other directly, and both join
-    /// through node 0 at once. `relaying` sets every node's ``SessionMachine/relaysForMembers``.
+    /// destination, address-and-port-dependent filtering), so neither can reach the other directly; every other node
+    /// is public. The others join through node 0 in `order`, `stagger` apart; the nodes in `notRelaying` have
+    /// ``SessionMachine/relaysForMembers`` off.
     static func session(
-        seed: UInt64, relaying: Bool
+        count: Int = 3, seed: UInt64, notRelaying: Set<Int> = [], order: [Int] = [1, 2], stagger: Duration = .zero
     ) throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession) {
-        var session = TestSession(count: 3, seed: seed)
+        var session = TestSession(count: count, seed: seed)
         var net = SimulatedNetwork(
             seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
         net.placeBehindNAT(1, SimulatedNAT(mapping: .endpointDependent, publicAddress: (198, 51, 100, 1)))
         net.placeBehindNAT(2, SimulatedNAT(mapping: .endpointDependent, publicAddress: (203, 0, 113, 1)))
-        for index in 0..<3 { try net.withNode(index) { $0.machine.relaysForMembers = relaying } }
+        for index in notRelaying { try net.withNode(index) { $0.machine.relaysForMembers = false } }
         let founding = session.founding(0, address: net.address(of: 0))
         let grant = session.invitation()
         try net.withNode(0) { node in
@@ -28,9 +29,12 @@ struct MemberRelayTests {
             node.update(now: .zero) { $0.openInvitation(grant) }
         }
         let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
-        for index in 1..<3 {
+        for (place, index) in order.enumerated() {
             let joining = session.joining(index, address: net.address(of: index), grant: grant, hints: hints)
-            try net.withNode(index) { $0.start(joining, now: .zero) }
+            net.schedule(at: .zero + stagger * place) { net in
+                let now = net.now
+                _ = try? net.withNode(index) { $0.start(joining, now: now) }
+            }
         }
         return (net, session)
     }
@@ -47,7 +51,7 @@ struct MemberRelayTests {
         "Two members behind symmetric NATs talk through a third they both reach, with no relay running",
         arguments: 1...5 as ClosedRange<UInt64>)
     func throughAThirdMember(seed: UInt64) throws {
-        var (net, session) = try Self.session(seed: seed, relaying: true)
+        var (net, session) = try Self.session(seed: seed)
         let a = session.staticKey(1)
         let b = session.staticKey(2)
         let everyone = MembershipTests.allKeys(session, 0..<3)
@@ -94,27 +98,9 @@ struct MemberRelayTests {
         "A member that does not relay is passed over after its wait; the pair meets through the one that does",
         arguments: 1...3 as ClosedRange<UInt64>)
     func passesOverMembersThatDoNotRelay(seed: UInt64) throws {
-        var session = TestSession(count: 5, seed: seed)
-        var net = SimulatedNetwork(
-            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
-        net.placeBehindNAT(1, SimulatedNAT(mapping: .endpointDependent, publicAddress: (198, 51, 100, 1)))
-        net.placeBehindNAT(2, SimulatedNAT(mapping: .endpointDependent, publicAddress: (203, 0, 113, 1)))
-        for index in [0, 3] { try net.withNode(index) { $0.machine.relaysForMembers = false } }
-        let founding = session.founding(0, address: net.address(of: 0))
-        let grant = session.invitation()
-        try net.withNode(0) { node in
-            node.start(founding, now: .zero)
-            node.update(now: .zero) { $0.openInvitation(grant) }
-        }
-        let hints = [(staticKey: session.staticKey(0), addresses: [net.address(of: 0)])]
         // The public members first, so the NATed pair finds all three in the roster it is welcomed with.
-        for (order, index) in [3, 4, 1, 2].enumerated() {
-            let joining = session.joining(index, address: net.address(of: index), grant: grant, hints: hints)
-            net.schedule(at: .zero + .milliseconds(Int64(order) * 300)) { net in
-                let now = net.now
-                _ = try? net.withNode(index) { $0.start(joining, now: now) }
-            }
-        }
+        var (net, session) = try Self.session(
+            count: 5, seed: seed, notRelaying: [0, 3], order: [3, 4, 1, 2], stagger: .milliseconds(300))
         let a = session.staticKey(1)
         let b = session.staticKey(2)
         let relaying = session.staticKey(4)
@@ -145,7 +131,7 @@ struct MemberRelayTests {
 
     @Test("With relaying off, the same two members never meet: the relay in the test above is the third member")
     func withoutRelayingTheyNeverMeet() throws {
-        var (net, session) = try Self.session(seed: 1, relaying: false)
+        var (net, session) = try Self.session(seed: 1, notRelaying: [0, 1, 2])
         let a = session.staticKey(1)
         let b = session.staticKey(2)
         try net.run(until: net.now + .seconds(10))
