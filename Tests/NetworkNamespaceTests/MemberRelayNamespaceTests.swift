@@ -25,26 +25,40 @@ struct MemberRelayNamespaceTests {
         return process.events.dropFirst(before).first { $0.name == "peer" && $0["name"] == name }
     }
 
-    @Test(
-        "Two members behind symmetric NATs talk through the third member, with no relay and no TURN server",
-        .timeLimit(.minutes(2)))
-    func throughTheHost() async throws {
+    /// Builds the lab, starts the host "cyd" on the public network where the NAT tests' relay sits (a member, not a
+    /// relay) and "ada" and "bob" behind the two symmetric NATs, each with `extra`, waits until both joined and runs
+    /// `body` within `seconds`; tears everything down after.
+    static func withThreeMembers(
+        extra: [String] = [], seconds: Double,
+        _ body:
+            @escaping @Sendable (_ host: HuddleProcess, _ ada: HuddleProcess, _ bob: HuddleProcess) async throws -> Void
+    ) async throws {
         let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
         let cluster = try HuddleCluster()
         defer {
             cluster.tearDown()
             lab.delete()
         }
-        try await withDeadline(seconds: 90) {
-            // The host sits where the relay of the NAT tests sits: on the public network, but it is a member.
+        try await withDeadline(seconds: seconds) {
             let (host, ticket) = try await cluster.host(
-                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name)
+                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name, extra: extra)
             let ada = try cluster.join(
-                ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name)
+                ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name,
+                extra: extra)
             let bob = try cluster.join(
-                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name)
+                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name,
+                extra: extra)
             try await ada.waitForEvent("joined", within: 30)
             try await bob.waitForEvent("joined", within: 30)
+            try await body(host, ada, bob)
+        }
+    }
+
+    @Test(
+        "Two members behind symmetric NATs talk through the third member, with no relay and no TURN server",
+        .timeLimit(.minutes(2)))
+    func throughTheHost() async throws {
+        try await Self.withThreeMembers(seconds: 90) { host, ada, bob in
             // Sent at once: the line waits for the connection through the host, it is not lost.
             try ada.send("ada to bob")
             try bob.send("bob to ada")
@@ -72,31 +86,13 @@ struct MemberRelayNamespaceTests {
     /// with nothing sent: NAT-LAB.md finding 3).
     @Test("Without member relays the same two never meet, and /peers does not call their pending connection direct")
     func withoutMemberRelays() async throws {
-        let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
-        let cluster = try HuddleCluster()
-        defer {
-            cluster.tearDown()
-            lab.delete()
-        }
-        try await withDeadline(seconds: 60) {
-            let off = ["--no-member-relay"]
-            let (host, ticket) = try await cluster.host(
-                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name, extra: off)
-            let ada = try cluster.join(
-                ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name,
-                extra: off)
-            let bob = try cluster.join(
-                ticket, as: "bob", listen: "\(lab.homeAddress(1)):\(Self.port)", namespace: lab.homes[1].name,
-                extra: off)
-            try await ada.waitForEvent("joined", within: 30)
-            try await bob.waitForEvent("joined", within: 30)
+        try await Self.withThreeMembers(extra: ["--no-member-relay"], seconds: 60) { _, ada, bob in
             try ada.send("ada to bob")
             // Hole punching between two symmetric NATs gives up within about 4 s.
             try await Task.sleep(for: .seconds(6))
             #expect(!bob.events.contains { $0.name == "message" && $0["text"] == "ada to bob" })
             #expect(try await Self.peer("cyd", at: ada)?["path"] == "direct")
             #expect(try await Self.peer("bob", at: ada) == nil, "bob has no established connection at ada")
-            _ = host
         }
     }
 }
