@@ -14,11 +14,11 @@ struct MemberRelayTests {
     /// is public. The others join through node 0 in `order`, `stagger` apart; the nodes in `notRelaying` have
     /// ``SessionMachine/relaysForMembers`` off.
     static func session(
-        count: Int = 3, seed: UInt64, notRelaying: Set<Int> = [], order: [Int] = [1, 2], stagger: Duration = .zero
+        count: Int = 3, seed: UInt64, notRelaying: Set<Int> = [], order: [Int] = [1, 2], stagger: Duration = .zero,
+        link: LinkConditions = LinkConditions(latency: .milliseconds(10))
     ) throws -> (net: SimulatedNetwork<MemberNode>, session: TestSession) {
         var session = TestSession(count: count, seed: seed)
-        var net = SimulatedNetwork(
-            seed: seed, nodes: session.nodes(), conditions: LinkConditions(latency: .milliseconds(10)))
+        var net = SimulatedNetwork(seed: seed, nodes: session.nodes(), conditions: link)
         net.placeBehindNAT(1, SimulatedNAT(mapping: .endpointDependent, publicAddress: (198, 51, 100, 1)))
         net.placeBehindNAT(2, SimulatedNAT(mapping: .endpointDependent, publicAddress: (203, 0, 113, 1)))
         for index in notRelaying { try net.withNode(index) { $0.machine.relaysForMembers = false } }
@@ -87,6 +87,50 @@ struct MemberRelayTests {
         let forwarded = net.node(0)!.endpoint.relayServiceStatistics?.packetsForwarded ?? 0
         #expect(forwarded > 0)
         #expect(net.node(0)!.endpoint.relayServiceRegistrations == 2)
+        for index in 0..<3 { #expect(net.node(index)!.core?.membershipViolations == 0) }
+    }
+
+    /// The same pair on lossy, jittery links (5 % loss, 5 ms jitter on every link, the relay's two hops included):
+    /// 100 messages each way, sent as soon as the session formed, each arrive exactly once and in order.
+    @Test(
+        "Under 5 % loss the pair still meets through the third member; 100 messages each way arrive once, in order",
+        arguments: 1...10 as ClosedRange<UInt64>)
+    func underLoss(seed: UInt64) throws {
+        let link = LinkConditions(latency: .milliseconds(10), jitter: .milliseconds(5), lossRate: 0.05)
+        var (net, session) = try Self.session(seed: seed, link: link)
+        let a = session.staticKey(1)
+        let b = session.staticKey(2)
+        let everyone = MembershipTests.allKeys(session, 0..<3)
+        // Send right after both see the full roster, before their connection exists: the messages wait for it.
+        #expect(
+            try net.run(
+                until: { net in (1..<3).allSatisfy { net.node($0)!.activeKeys == everyone } }, timeout: .seconds(20)))
+        let lines = (0..<100).map { Array("line \($0)".utf8) }
+        for line in lines {
+            _ = try net.withNode(1) { $0.send(line, on: ChannelID(16), to: b) }
+            _ = try net.withNode(2) { $0.send(line, on: ChannelID(16), to: a) }
+        }
+        func received(at index: Int, from sender: X25519PublicKey) -> [[UInt8]] {
+            net.node(index)!.events.compactMap { entry in
+                guard case .message(let from, _, let payload) = entry.event, from.staticKey == sender else {
+                    return nil
+                }
+                return payload
+            }
+        }
+        let arrived = try net.run(
+            until: { net in
+                [(2, a), (1, b)].allSatisfy { index, sender in
+                    net.node(index)!.events.count { entry in
+                        if case .message(let from, _, _) = entry.event { from.staticKey == sender } else { false }
+                    } >= lines.count
+                }
+            }, timeout: .seconds(60))
+        #expect(arrived, "at \(net.now)")
+        #expect(received(at: 2, from: a) == lines)
+        #expect(received(at: 1, from: b) == lines)
+        let route = net.node(1)!.endpoint.connectionID(for: b).flatMap { net.node(1)!.endpoint.connection($0) }?.route
+        #expect(route == .relayed(via: net.address(of: 0), peer: b))
         for index in 0..<3 { #expect(net.node(index)!.core?.membershipViolations == 0) }
     }
 
