@@ -28,6 +28,7 @@ import NIOConcurrencyHelpers
 /// | `huddle_attachment_chunks_rejected_total`, `huddle_attachment_requests_timed_out_total` | counter | |
 /// | `huddle_protocol_violations_total` | counter | `layer`: `membership`, `journal` |
 /// | `huddle_refused_total` | counter | `what`: `member_record`, `invitation`, `attachment`, `non_member_message` |
+/// | `huddle_member_relay_packets_forwarded_total`, `huddle_member_relay_bytes_forwarded_total`, `huddle_member_relay_rate_limited_total` (what this node relayed for other members, and dropped over their 2 MiB/s) | counter | |
 /// | `huddle_connections`, `huddle_participants` | gauge | |
 /// | `huddle_congestion_window_bytes`, `huddle_bytes_in_flight` (summed over connections) | gauge | |
 /// | `huddle_rtt_seconds` (each connection's smoothed RTT, per sample) | timer | |
@@ -121,6 +122,9 @@ final class NodeMetrics: Sendable {
             (counter("huddle_refused_total", [("what", "invitation")]), { $0.invitationsEvicted }),
             (counter("huddle_refused_total", [("what", "attachment")]), { $0.attachmentAnnouncesRefused }),
             (counter("huddle_refused_total", [("what", "non_member_message")]), { $0.nonMemberMessagesDropped }),
+            (counter("huddle_member_relay_packets_forwarded_total"), { $0.memberRelayPacketsForwarded }),
+            (counter("huddle_member_relay_bytes_forwarded_total"), { $0.memberRelayBytesForwarded }),
+            (counter("huddle_member_relay_rate_limited_total"), { $0.memberRelayRateLimited }),
         ]
         self.sessionSampled = sessionSampled
         connections = gauge("huddle_connections")

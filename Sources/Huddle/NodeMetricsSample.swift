@@ -18,6 +18,11 @@ struct NodeMetricsSample: Sendable {
         var chunksVerified = 0
         var badChunksReceived = 0
         var chunkRequestTimeouts = 0
+        /// What this node relayed for the session's other members (PROTOCOL.md 10.3): packets, bytes, and packets
+        /// over a member's 2 MiB/s dropped.
+        var memberRelayPacketsForwarded = 0
+        var memberRelayBytesForwarded = 0
+        var memberRelayRateLimited = 0
     }
 
     /// The transport's and endpoint's counters.
@@ -60,8 +65,8 @@ struct NodeMetricsSample: Sendable {
 }
 
 extension NodeMetricsSample.SessionCounters {
-    /// The counters of the engine's session `loop` (`nil`: none, as once a session finished).
-    init?(_ loop: LoopSession) {
+    /// The counters of the engine's session `loop` on `endpoint` (`nil`: none, as once a session finished).
+    init?(_ loop: LoopSession, endpoint: Endpoint) {
         guard let session = loop.machine.session else { return nil }
         let membership = session.membership
         let journal = loop.machine.journal.state
@@ -72,6 +77,9 @@ extension NodeMetricsSample.SessionCounters {
             memberRecordsRefused: membership.membersRefused, invitationsEvicted: membership.invitationsEvicted,
             attachmentAnnouncesRefused: journal.announcesRefused, chunksServed: journal.chunksServed,
             chunksVerified: journal.chunksVerified, badChunksReceived: journal.badChunksReceived,
-            chunkRequestTimeouts: journal.requestTimeouts)
+            chunkRequestTimeouts: journal.requestTimeouts,
+            memberRelayPacketsForwarded: endpoint.relayServiceStatistics?.packetsForwarded ?? 0,
+            memberRelayBytesForwarded: endpoint.relayServiceStatistics?.bytesForwarded ?? 0,
+            memberRelayRateLimited: endpoint.relayServiceStatistics?.rateLimitedDropped ?? 0)
     }
 }

@@ -61,7 +61,7 @@ extension SessionEngine {
         let sample = try await driver.perform { endpoint, _ in
             NodeMetricsSample(
                 endpoint: endpoint, transport: transport,
-                session: loop.value.flatMap(NodeMetricsSample.SessionCounters.init))
+                session: loop.value.flatMap { NodeMetricsSample.SessionCounters($0, endpoint: endpoint) })
         }
         let participants = context.map { $0.isInvalidated ? 0 : $0.participants.value.count } ?? 0
         return (sample, participants)

@@ -14,6 +14,8 @@ import Testing
 )
 struct MemberRelayNamespaceTests {
     static let port = 7000
+    /// Where the host serves its metrics (`--metrics`), inside its namespace.
+    static let metricsPort = 9464
 
     /// The `peer` line `process` gives for `name` in its next `/peers` answer.
     static func peer(_ name: String, at process: HuddleProcess) async throws -> Event? {
@@ -26,12 +28,14 @@ struct MemberRelayNamespaceTests {
     }
 
     /// Builds the lab, starts the host "cyd" on the public network where the NAT tests' relay sits (a member, not a
-    /// relay) and "ada" and "bob" behind the two symmetric NATs, each with `extra`, waits until both joined and runs
-    /// `body` within `seconds`; tears everything down after.
+    /// relay; with `hostExtra` too) and "ada" and "bob" behind the two symmetric NATs, each with `extra`, waits until
+    /// both joined and runs `body` within `seconds`; tears everything down after.
     static func withThreeMembers(
-        extra: [String] = [], seconds: Double,
+        extra: [String] = [], hostExtra: [String] = [], seconds: Double,
         _ body:
-            @escaping @Sendable (_ host: HuddleProcess, _ ada: HuddleProcess, _ bob: HuddleProcess) async throws -> Void
+            @escaping @Sendable (
+                _ host: HuddleProcess, _ ada: HuddleProcess, _ bob: HuddleProcess, _ hostNamespace: String
+            ) async throws -> Void
     ) async throws {
         let lab = try NATTraversalTests.Lab.build(symmetric: [true, true], tag: NATTraversalTests.tag())
         let cluster = try HuddleCluster()
@@ -41,7 +45,7 @@ struct MemberRelayNamespaceTests {
         }
         try await withDeadline(seconds: seconds) {
             let (host, ticket) = try await cluster.host(
-                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name, extra: extra)
+                "cyd", listen: "10.99.0.1:\(Self.port)", namespace: lab.relay.name, extra: extra + hostExtra)
             let ada = try cluster.join(
                 ticket, as: "ada", listen: "\(lab.homeAddress(0)):\(Self.port)", namespace: lab.homes[0].name,
                 extra: extra)
@@ -50,7 +54,7 @@ struct MemberRelayNamespaceTests {
                 extra: extra)
             try await ada.waitForEvent("joined", within: 30)
             try await bob.waitForEvent("joined", within: 30)
-            try await body(host, ada, bob)
+            try await body(host, ada, bob, lab.relay.name)
         }
     }
 
@@ -58,7 +62,8 @@ struct MemberRelayNamespaceTests {
         "Two members behind symmetric NATs talk through the third member, with no relay and no TURN server",
         .timeLimit(.minutes(2)))
     func throughTheHost() async throws {
-        try await Self.withThreeMembers(seconds: 90) { host, ada, bob in
+        try await Self.withThreeMembers(hostExtra: ["--metrics", "10.99.0.1:\(Self.metricsPort)"], seconds: 90) {
+            host, ada, bob, hostNamespace in
             // Sent at once: the line waits for the connection through the host, it is not lost.
             try ada.send("ada to bob")
             try bob.send("bob to ada")
@@ -77,6 +82,15 @@ struct MemberRelayNamespaceTests {
             for name in ["ada", "bob"] {
                 #expect(try await Self.peer(name, at: host)?["path"] == "direct")
             }
+            // What the host relayed shows in its metrics (scraped from inside its namespace).
+            let (status, scrape) = try HuddleCluster.run(
+                NetworkNamespace.ip,
+                ["netns", "exec", hostNamespace, "curl", "-sf", "http://10.99.0.1:\(Self.metricsPort)/metrics"])
+            #expect(status == 0, "\(scrape)")
+            let forwarded = scrape.split(separator: "\n")
+                .first { $0.hasPrefix("huddle_member_relay_packets_forwarded_total ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+            #expect(forwarded ?? 0 >= 2, "the two lines went through it: \(scrape)")
         }
     }
 
@@ -86,7 +100,7 @@ struct MemberRelayNamespaceTests {
     /// with nothing sent: NAT-LAB.md finding 3).
     @Test("Without member relays the same two never meet, and /peers does not call their pending connection direct")
     func withoutMemberRelays() async throws {
-        try await Self.withThreeMembers(extra: ["--no-member-relay"], seconds: 60) { _, ada, bob in
+        try await Self.withThreeMembers(extra: ["--no-member-relay"], seconds: 60) { _, ada, bob, _ in
             try ada.send("ada to bob")
             // Hole punching between two symmetric NATs gives up within about 4 s.
             try await Task.sleep(for: .seconds(6))
