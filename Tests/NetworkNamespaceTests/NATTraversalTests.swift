@@ -182,8 +182,8 @@ struct NATTraversalTests {
 
     static func tag() -> String { "\(getpid())-\(UInt32.random(in: 0..<1_000_000))" }
 
-    /// Cone <-> cone: direct within 5 s (about 20 ms alone), chat and 20 MiB intact, a rebinding mid-transfer loses nothing, and the
-    /// direct path outlives the relay.
+    /// Cone <-> cone: direct within 5 s (about 20 ms alone), chat and 20 MiB intact, a rebinding mid-transfer loses
+    /// nothing, and the direct path outlives the relay.
     @Test(
         "Behind two cone NATs the nodes go direct and stay up through a rebinding and the relay's end",
         .timeLimit(.minutes(3)))
