@@ -198,10 +198,11 @@ struct NATTraversalTests {
             let (relay, host, joiner) = try await Self.start(lab: lab, cluster: cluster)
             let seconds = try await Self.waitForPath("direct", at: joiner, within: 10)
             print("netns: cone <-> cone went direct \(seconds) s after joining")
-            // About 20 ms on a quiet machine (five runs alone: 0.020 s each). Under `make test`'s phase 2, with the other
-            // namespace suites beside it, a first round of path probes can miss the other side's opening and the next
-            // comes a probe timeout later (2.1 s once). Before `/peers` listed only established connections this bound
-            // was met from the first poll: the pending connection showed as `direct` at the address being dialled.
+            // About 20 ms on a quiet machine (five runs alone: 0.020 s each). Under `make test`'s phase 2, with the
+            // other namespace suites beside it, a first round of path probes can miss the other side's opening and
+            // the next comes a probe timeout later (2.1 s once). Before `/peers` listed only established connections
+            // this bound was met from the first poll: the pending connection showed as `direct` at the address being
+            // dialled.
             #expect(seconds < 5)
             _ = try await Self.waitForPath("direct", at: host, within: 5)
             try await Self.chat(host, joiner, tag: "direct")
