@@ -33,6 +33,17 @@ struct MemberRelayServiceTests {
         }
     }
 
+    /// Two clients (at ``clientAddress``) registered with a third endpoint relaying for both of them.
+    static func registered(
+        seed: UInt64, configuration: ConnectionConfiguration = ConnectionConfiguration()
+    ) throws -> (clients: [Endpoint], relay: Endpoint) {
+        var endpoints = try TestMesh.endpoints(count: 3, seed: seed, configuration: configuration)
+        var relay = endpoints.removeLast()
+        relay.serveAsRelay(for: Set(endpoints.map(\.staticKey)))
+        register(&endpoints, with: &relay, now: .zero)
+        return (endpoints, relay)
+    }
+
     /// A RELAY_SEND of `length` bytes in all from client `index` to `peer`.
     static func relaySend(to peer: X25519PublicKey, length: Int) -> [UInt8] {
         var datagram = [UInt8](repeating: 0, count: length)
@@ -59,10 +70,7 @@ struct MemberRelayServiceTests {
 
     @Test("A member that is no longer admitted is unregistered at once and nothing reaches it")
     func narrowingEndsRegistrations() throws {
-        var endpoints = try TestMesh.endpoints(count: 3, seed: 22)
-        var relay = endpoints.removeLast()
-        relay.serveAsRelay(for: Set(endpoints.map(\.staticKey)))
-        Self.register(&endpoints, with: &relay, now: .zero)
+        var (endpoints, relay) = try Self.registered(seed: 22)
         #expect(relay.relayServiceRegistrations == 2)
         relay.serveAsRelay(for: [endpoints[0].staticKey])
         #expect(relay.relayServiceRegistrations == 1)
@@ -92,10 +100,7 @@ struct MemberRelayServiceTests {
 
     @Test("A member forwards exactly its burst at once (memberRelayBurstBytes), then drops and counts the rest")
     func budgetAtTheLimit() throws {
-        var endpoints = try TestMesh.endpoints(count: 3, seed: 24)
-        var relay = endpoints.removeLast()
-        relay.serveAsRelay(for: Set(endpoints.map(\.staticKey)))
-        Self.register(&endpoints, with: &relay, now: .zero)
+        var (endpoints, relay) = try Self.registered(seed: 24)
         let length = 1024
         let fit = ProtocolLimits.memberRelayBurstBytes / length
         let destination = endpoints[1].staticKey
@@ -124,10 +129,7 @@ struct MemberRelayServiceTests {
         // base size behind a relay header, less than the 8,972 bytes a RELAY_SEND may have.
         var configuration = ConnectionConfiguration()
         configuration.maxProbedDatagramSize = configuration.maxDatagramSize
-        var endpoints = try TestMesh.endpoints(count: 3, seed: 27, configuration: configuration)
-        var relay = endpoints.removeLast()
-        relay.serveAsRelay(for: Set(endpoints.map(\.staticKey)))
-        Self.register(&endpoints, with: &relay, now: .zero)
+        var (endpoints, relay) = try Self.registered(seed: 27, configuration: configuration)
         let destination = endpoints[1].staticKey
         let dropped = relay.statistics.relayPacketsDropped
         relay.handle(
